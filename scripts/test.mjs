@@ -1,0 +1,37 @@
+#!/usr/bin/env node
+// Runs the uvu suites (unit first, then end-to-end) under tsx and prints one closing line,
+// `N passed, N failed, N skipped`, that CI reads. Exit code is non-zero when anything failed.
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+
+const args = process.argv.slice(2);
+const only = args.find((a) => !a.startsWith('--'));
+const suites = [
+  { name: 'unit', dir: 'test', ignore: 'e2e' },
+  { name: 'e2e', dir: 'test/e2e' },
+].filter((s) => (args.includes('--unit') ? s.name === 'unit' : args.includes('--e2e') ? s.name === 'e2e' : true));
+
+let passed = 0;
+let failed = 0;
+let skipped = 0;
+let exitCode = 0;
+for (const suite of suites) {
+  if (!existsSync(suite.dir)) continue;
+  const uvuArgs = ['--import', 'tsx', 'node_modules/uvu/bin.js', suite.dir, only ?? '\\.test\\.ts$'];
+  if (suite.ignore) uvuArgs.push('-i', suite.ignore);
+  process.stdout.write(`\n== ${suite.name} ==\n`);
+  const run = spawnSync(process.execPath, uvuArgs, { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
+  process.stdout.write(run.stdout ?? '');
+  const total = Number(/Total:\s+(\d+)/.exec(run.stdout ?? '')?.[1] ?? 0);
+  const ok = Number(/Passed:\s+(\d+)/.exec(run.stdout ?? '')?.[1] ?? 0);
+  const skip = Number(/Skipped:\s+(\d+)/.exec(run.stdout ?? '')?.[1] ?? 0);
+  passed += ok;
+  skipped += skip;
+  failed += total - ok;
+  if (run.status !== 0) {
+    exitCode = 1;
+    if (total === ok) failed += 1; // the suite crashed before uvu could count it
+  }
+}
+process.stdout.write(`\n${passed} passed, ${failed} failed, ${skipped} skipped\n`);
+process.exit(exitCode || (failed > 0 ? 1 : 0));
