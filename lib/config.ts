@@ -1,0 +1,53 @@
+import { hostname } from 'node:os';
+import { z } from 'zod';
+import type { LogLevel } from './log.ts';
+
+/** `host:port`, `[v6]:port` or `:port`; a bad value is a configuration error. */
+export function parseListen(value: string): { host: string; port: number } {
+  const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/.exec(value);
+  const port = Number(m?.[3]);
+  if (!m || port > 65535) throw new ConfigError(`--listen ${JSON.stringify(value)}: expected HOST:PORT, e.g. 127.0.0.1:10550`);
+  return { host: m[1] ?? (m[2] || '127.0.0.1'), port };
+}
+
+/** Invalid configuration: Outpost stops at once with a distinct exit code. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+export const serveConfig = z.object({
+  listen: z.string().default('127.0.0.1:10550'),
+  dataDir: z.string().min(1).default('./data'),
+  manifests: z.string().optional(),
+  nodeName: z
+    .string()
+    .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'must be a lowercase RFC 1123 subdomain')
+    .default(() => hostname().toLowerCase()),
+  runtimeEndpoint: z.string().default('unix:///run/containerd/containerd.sock'),
+  durability: z.enum(['full', 'normal']).default('full'),
+  logLevel: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+});
+export type ServeConfig = z.infer<typeof serveConfig> & { logLevel: LogLevel };
+
+/** Each serve flag may also come from `OUTPOST_<FLAG>` (e.g. OUTPOST_DATA_DIR); flags win. */
+export function envDefaults(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const key of Object.keys(serveConfig.shape)) {
+    const name = `OUTPOST_${key.replace(/[A-Z]/g, (m) => `_${m}`).toUpperCase()}`;
+    const value = env[name];
+    if (value !== undefined && value !== '') out[key] = value;
+  }
+  return out;
+}
+
+/** Validates serve options (flags over environment over defaults); throws ConfigError. */
+export function resolveServeConfig(flags: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): ServeConfig {
+  const given = Object.fromEntries(Object.entries(flags).filter(([, v]) => v !== undefined));
+  const result = serveConfig.safeParse({ ...envDefaults(env), ...given });
+  if (!result.success) {
+    const msg = result.error.issues.map((i) => `--${String(i.path[0]).replace(/[A-Z]/g, (m) => `-${m.toLowerCase()}`)}: ${i.message}`);
+    throw new ConfigError(msg.join('; '));
+  }
+  parseListen(result.data.listen);
+  return result.data as ServeConfig;
+}

@@ -1,0 +1,30 @@
+/** One entry of an APIResourceList (metav1.APIResource). */
+export interface ApiResource {
+  name: string;
+  singularName: string;
+  namespaced: boolean;
+  kind: string;
+  verbs: string[];
+  shortNames?: string[];
+  categories?: string[];
+}
+
+/** What Outpost serves in the core group, as `/api/v1` advertises it to kubectl. */
+export const coreResources: ApiResource[] = [
+  { name: 'events', singularName: 'event', namespaced: true, kind: 'Event', verbs: ['get', 'list', 'watch'], shortNames: ['ev'] },
+  { name: 'namespaces', singularName: 'namespace', namespaced: false, kind: 'Namespace', verbs: ['get', 'list'], shortNames: ['ns'] },
+  {
+    name: 'pods',
+    singularName: 'pod',
+    namespaced: true,
+    kind: 'Pod',
+    verbs: ['get', 'list', 'watch'],
+    shortNames: ['po'],
+    categories: ['all'],
+  },
+  { name: 'pods/exec', singularName: '', namespaced: true, kind: 'PodExecOptions', verbs: ['create', 'get'] },
+  { name: 'pods/log', singularName: '', namespaced: true, kind: 'Pod', verbs: ['get'] },
+];
+
+/** API groups beyond the core group (device CRDs join later). */
+export const apiGroups: { name: string; version: string; resources: ApiResource[] }[] = [];

@@ -1,0 +1,41 @@
+import { zValidator } from '@hono/zod-validator';
+import { createFactory } from 'hono/factory';
+import type { z } from 'zod';
+import { StatusError, badRequest } from '../kube/status.ts';
+import type { AppEnv } from './env.ts';
+
+/** Route files build their handlers with this factory so `c.var` and validated input are typed. */
+export const factory = createFactory<AppEnv>();
+
+function causes(issues: readonly z.core.$ZodIssue[]) {
+  return issues.map((i) => ({
+    reason: 'FieldValueInvalid',
+    field: i.path.map(String).join('.'),
+    message: i.message,
+  }));
+}
+
+/** Validates query parameters; a bad value is a 400 BadRequest Status naming the parameter. */
+export const query = <T extends z.ZodType>(schema: T) =>
+  zValidator('query', schema, (result) => {
+    if (!result.success) {
+      const list = causes(result.error.issues);
+      throw badRequest(`invalid query: ${list.map((c) => `${c.field}: ${c.message}`).join(', ')}`, {
+        causes: list,
+      });
+    }
+  });
+
+/** Validates a JSON body; a schema violation is a 422 Invalid Status with one cause per field. */
+export const body = <T extends z.ZodType>(schema: T, kind: string) =>
+  zValidator('json', schema, (result) => {
+    if (!result.success) {
+      const list = causes(result.error.issues);
+      throw new StatusError(
+        422,
+        'Invalid',
+        `${kind} is invalid: ${list.map((c) => `${c.field || '<body>'}: ${c.message}`).join(', ')}`,
+        { kind, causes: list },
+      );
+    }
+  });

@@ -1,0 +1,148 @@
+import { stream } from 'hono/streaming';
+import { z } from 'zod';
+import { parseFieldSelector, parseLabelSelector, requiredEquals } from '../kube/selectors.ts';
+import { badRequest, gone } from '../kube/status.ts';
+import { type IncludeObject, parseIncludeObject, type Table, type ToTableOptions } from '../kube/table.ts';
+import type { KubeObject } from '../kube/types.ts';
+import type { WatchEvent } from '../store/watch-hub.ts';
+import type { AppContext } from './env.ts';
+import { wantsTable } from './negotiate.ts';
+
+const boolish = z.enum(['true', 'false', '1', '0', '']).optional();
+
+/** The query parameters of a list or watch call (metav1.ListOptions). */
+export const listQuery = z.object({
+  labelSelector: z.string().optional(),
+  fieldSelector: z.string().optional(),
+  limit: z.coerce.number().int().min(0).optional(),
+  continue: z.string().optional(),
+  watch: boolish,
+  resourceVersion: z.string().regex(/^\d*$/, 'must be a non-negative integer').optional(),
+  resourceVersionMatch: z.enum(['', 'Exact', 'NotOlderThan']).optional(),
+  timeoutSeconds: z.coerce.number().int().min(0).optional(),
+  includeObject: z.enum(['', 'None', 'Metadata', 'Object']).optional(),
+  allowWatchBookmarks: boolish,
+  sendInitialEvents: boolish,
+});
+export type ListQuery = z.infer<typeof listQuery>;
+
+export interface Page<T> {
+  items: T[];
+  resourceVersion: number;
+  /** The key to continue after, when more items remain. */
+  next?: [string, string] | undefined;
+}
+
+/** A resource that can be listed and watched through the Kubernetes list conventions. */
+export interface Listable<T extends KubeObject> {
+  resource: string;
+  listKind: string;
+  fields: Record<string, (obj: T) => string | undefined>;
+  /** Reads a page; `eq` carries the selector's `=` terms the store may push down into SQL. */
+  read(namespace: string | undefined, eq: Map<string, string>, after?: [string, string], limit?: number): Page<T>;
+  table(items: readonly T[], now: number, opts: ToTableOptions): Table;
+}
+
+const truthy = (v: string | undefined) => v === 'true' || v === '1';
+
+function decodeContinue(token: string): [string, string] {
+  try {
+    const v = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as unknown;
+    if (Array.isArray(v) && v.length === 2 && v.every((s) => typeof s === 'string')) return v as [string, string];
+  } catch {}
+  throw badRequest('continue key is not valid: illegal base64 data or malformed key');
+}
+
+/** Serves `GET` on a collection: a list (JSON or Table, filtered, paginated) or, with `watch`, a watch. */
+export function listOrWatch<T extends KubeObject>(c: AppContext, r: Listable<T>, namespace: string | undefined, q: ListQuery) {
+  const labels = parseLabelSelector(q.labelSelector ?? '');
+  const fields = parseFieldSelector(q.fieldSelector ?? '', r.fields as Record<string, (obj: unknown) => string | undefined>, r.resource);
+  const includeObject = parseIncludeObject(q.includeObject);
+  const matches = (obj: T) =>
+    (namespace === undefined || obj.metadata.namespace === namespace) &&
+    labels.matches(obj.metadata.labels) &&
+    fields.matches(obj);
+  if (truthy(q.watch)) return watch(c, r, namespace, q, matches, includeObject);
+
+  const eq = requiredEquals(fields);
+  const after = q.continue ? decodeContinue(q.continue) : undefined;
+  const limit = q.limit || undefined;
+  const filtered = labels.empty && fields.empty;
+  // With selectors the page is filled after filtering, so read everything past the cursor.
+  const page = r.read(namespace, eq, after, filtered ? limit : undefined);
+  let items = filtered ? page.items : page.items.filter(matches);
+  let next = filtered ? page.next : undefined;
+  if (!filtered && limit && items.length > limit) {
+    items = items.slice(0, limit);
+    const last = items[limit - 1]!.metadata;
+    next = [last.namespace ?? '', last.name ?? ''];
+  }
+  const rv = String(page.resourceVersion);
+  const token = next ? Buffer.from(JSON.stringify(next)).toString('base64url') : undefined;
+  if (wantsTable(c)) {
+    return c.json(r.table(items, c.var.now(), { includeObject, resourceVersion: rv, continue: token }));
+  }
+  const metadata: Record<string, string> = { resourceVersion: rv };
+  if (token) metadata.continue = token;
+  return c.json({ kind: r.listKind, apiVersion: 'v1', metadata, items });
+}
+
+function watch<T extends KubeObject>(
+  c: AppContext,
+  r: Listable<T>,
+  namespace: string | undefined,
+  q: ListQuery,
+  matches: (obj: T) => boolean,
+  includeObject: IncludeObject,
+) {
+  const { store, shutdown, now } = c.var;
+  const table = wantsTable(c);
+  const rv = q.resourceVersion ? Number(q.resourceVersion) : 0;
+  const initial: WatchEvent<T>[] = [];
+  let since = rv;
+  if (rv === 0) {
+    // No resourceVersion: start with synthetic ADDED events for what exists now, as the API server does.
+    const page = r.read(namespace, new Map());
+    since = page.resourceVersion;
+    for (const obj of page.items) if (matches(obj)) initial.push({ type: 'ADDED', rv: since, object: obj });
+  }
+  if (since > store.rv.current) throw gone(`too large resource version: ${since}, current: ${store.rv.current}`);
+  const pending: WatchEvent<T>[] = [...initial];
+  let wake: (() => void) | undefined;
+  const unsubscribe = store.hub.subscribe(r.resource, since, (ev) => {
+    if (!matches(ev.object as T)) return;
+    pending.push(ev as WatchEvent<T>);
+    wake?.();
+  });
+  c.header('Content-Type', 'application/json');
+  c.header('Cache-Control', 'no-cache, private');
+  return stream(c, async (s) => {
+    let open = true;
+    const stop = () => {
+      open = false;
+      wake?.();
+    };
+    s.onAbort(stop);
+    shutdown.addEventListener('abort', stop, { once: true });
+    const timer = q.timeoutSeconds ? setTimeout(stop, q.timeoutSeconds * 1000) : undefined;
+    let first = true;
+    try {
+      while (open) {
+        while (open && pending.length) {
+          const ev = pending.shift()!;
+          const object = table
+            ? r.table([ev.object], now(), { includeObject, resourceVersion: String(ev.rv), noHeaders: !first })
+            : ev.object;
+          first = false;
+          await s.write(`${JSON.stringify({ type: ev.type, object })}\n`);
+        }
+        if (open) await new Promise<void>((resolve) => (wake = resolve));
+        wake = undefined;
+      }
+    } finally {
+      clearTimeout(timer);
+      unsubscribe();
+      shutdown.removeEventListener('abort', stop);
+    }
+  });
+}

@@ -1,0 +1,42 @@
+import { eventFieldSelectorFields, podFieldSelectorFields } from '../kube/selectors.ts';
+import { type CoreEvent, eventTable } from '../kube/printers/events.ts';
+import { podTable } from '../kube/printers/pods.ts';
+import type { Pod } from '../kube/types.ts';
+import type { Store } from '../store/index.ts';
+import type { Listable } from './list.ts';
+
+/** Pods as a listable resource: paginated in (namespace, name) order, namespace pushed into SQL. */
+export const podsResource = (store: Store): Listable<Pod> => ({
+  resource: 'pods',
+  listKind: 'PodList',
+  fields: podFieldSelectorFields,
+  read(namespace, eq, after, limit) {
+    const ns = namespace ?? eq.get('metadata.namespace');
+    const name = eq.get('metadata.name');
+    if (ns !== undefined && name !== undefined && !after) {
+      const pod = store.pods.get(ns, name);
+      return { items: pod ? [pod] : [], resourceVersion: store.rv.current };
+    }
+    const page = store.pods.list({ namespace: ns, after, limit: limit === undefined ? undefined : limit + 1 });
+    if (limit === undefined || page.items.length <= limit) return page;
+    const items = page.items.slice(0, limit);
+    const last = items[limit - 1]!.metadata;
+    return { items, resourceVersion: page.resourceVersion, next: [last.namespace!, last.name!] };
+  },
+  table: (items, now, opts) => podTable(items, now, opts),
+});
+
+/** Events as a listable resource, with the involved object pushed into SQL. */
+export const eventsResource = (store: Store): Listable<CoreEvent> => ({
+  resource: 'events',
+  listKind: 'EventList',
+  fields: eventFieldSelectorFields,
+  read(namespace, eq) {
+    return store.events.list({
+      namespace: namespace ?? eq.get('metadata.namespace'),
+      involvedName: eq.get('involvedObject.name'),
+      involvedNamespace: eq.get('involvedObject.namespace'),
+    }) as { items: CoreEvent[]; resourceVersion: number };
+  },
+  table: (items, now, opts) => eventTable(items, now, opts),
+});

@@ -1,0 +1,181 @@
+import { type FSWatcher, readFileSync, readdirSync, statSync, watch } from 'node:fs';
+import { join } from 'node:path';
+import type { KubeObject, Pod } from '../kube/types.ts';
+import type { Logger } from '../log.ts';
+import { defaultPod, validatePod } from '../pods/defaults.ts';
+import type { Store } from '../store/index.ts';
+import { type ManifestProblem, parseManifest } from './parse.ts';
+
+const MANIFEST_FILE = /^[^.].*\.(ya?ml|json)$/i;
+/** Kinds a manifest may hold besides Pod (stored for volumes; devices join them later). */
+const OBJECT_KINDS = new Set(['ConfigMap', 'Secret']);
+
+export interface SyncReport {
+  files: number;
+  applied: number;
+  removed: number;
+  problems: ManifestProblem[];
+}
+
+export interface ManifestSyncOptions {
+  dir: string;
+  nodeName: string;
+  store: Store;
+  log: Logger;
+  /** How a pod whose manifest is gone leaves: removed at once, or marked terminating for the lifecycle manager. */
+  removePod?: (namespace: string, name: string) => void;
+}
+
+/**
+ * Keeps the metabase in step with a directory of static manifests, like kubelet's staticPodPath:
+ * a bad file is reported and skipped, never removing what it defined before.
+ */
+export class ManifestSync {
+  readonly #o: ManifestSyncOptions;
+  #watcher: FSWatcher | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #poll: NodeJS.Timeout | undefined;
+  #reported = new Set<string>();
+
+  constructor(opts: ManifestSyncOptions) {
+    this.#o = opts;
+  }
+
+  /** Reads every manifest once and applies the differences to the metabase. */
+  sync(): SyncReport {
+    const { dir, store, nodeName } = this.#o;
+    const report: SyncReport = { files: 0, applied: 0, removed: 0, problems: [] };
+    const files = readdirSync(dir, { withFileTypes: true })
+      .filter((d) => d.isFile() && MANIFEST_FILE.test(d.name))
+      .map((d) => join(dir, d.name))
+      .sort();
+    const keep = new Map<string, Set<string>>(); // file -> keys defined there now
+    const poisoned = new Set<string>(); // files whose previous objects must stay
+    const claimed = new Map<string, string>(); // key -> file that defined it first
+    for (const file of files) {
+      report.files++;
+      let text: string;
+      try {
+        text = readFileSync(file, 'utf8');
+      } catch (e) {
+        report.problems.push({ file, message: (e as Error).message });
+        poisoned.add(file);
+        continue;
+      }
+      const { objects, problems } = parseManifest(file, text);
+      const keys = new Set<string>();
+      if (problems.length) poisoned.add(file);
+      report.problems.push(...problems);
+      for (const { object, line } of objects) {
+        const kind = object.kind!;
+        if (kind !== 'Pod' && !OBJECT_KINDS.has(kind)) {
+          report.problems.push({
+            file,
+            line,
+            message: `kind ${kind} is not supported in manifests (Pod, ConfigMap, Secret)`,
+          });
+          continue;
+        }
+        const ns = object.metadata.namespace || 'default';
+        const key = `${kind}/${ns}/${object.metadata.name}`;
+        const owner = claimed.get(key);
+        if (owner && owner !== file) {
+          report.problems.push({
+            file,
+            line,
+            message: `${kind} ${ns}/${object.metadata.name} is already defined in ${owner}`,
+          });
+          continue;
+        }
+        if (kind === 'Pod') {
+          const causes = validatePod(object as Pod);
+          if (causes.length) {
+            const what = causes.map((c) => `${c.field}: ${c.message}`).join('; ');
+            report.problems.push({
+              file,
+              line,
+              message: `Pod "${object.metadata.name ?? ''}" is invalid: ${what}`,
+            });
+            poisoned.add(file);
+            continue;
+          }
+        }
+        claimed.set(key, file);
+        keys.add(key);
+        const changed =
+          kind === 'Pod'
+            ? store.pods.put(defaultPod(object as Pod, nodeName), 'manifest', file)
+            : store.objects.put(object as KubeObject, 'manifest', file);
+        if (changed !== 'UNCHANGED') report.applied++;
+      }
+      keep.set(file, keys);
+    }
+    report.removed = this.#removeStale(keep, poisoned);
+    this.#log(report);
+    return report;
+  }
+
+  #removeStale(keep: Map<string, Set<string>>, poisoned: Set<string>): number {
+    const { store } = this.#o;
+    const removePod = this.#o.removePod ?? ((ns: string, name: string) => store.pods.remove(ns, name));
+    const stale = (origin: string | null, key: string): boolean =>
+      origin !== null && !poisoned.has(origin) && !keep.get(origin)?.has(key);
+    let removed = 0;
+    for (const r of store.pods.records({ source: 'manifest' })) {
+      if (stale(r.origin, `Pod/${r.namespace}/${r.name}`) && !r.desired.metadata.deletionTimestamp) {
+        removePod(r.namespace, r.name);
+        removed++;
+      }
+    }
+    for (const r of store.objects.records({ source: 'manifest' })) {
+      if (stale(r.origin, `${r.kind}/${r.namespace}/${r.name}`)) {
+        store.objects.remove(r.kind, r.namespace, r.name);
+        removed++;
+      }
+    }
+    return removed;
+  }
+
+  #log(report: SyncReport): void {
+    const { log, dir } = this.#o;
+    const now = new Set<string>();
+    for (const p of report.problems) {
+      const key = `${p.file}:${p.line ?? ''}:${p.message}`;
+      now.add(key);
+      if (!this.#reported.has(key))
+        log.warn({ file: p.file, line: p.line, reason: p.message }, 'manifest skipped');
+    }
+    this.#reported = now;
+    if (report.applied || report.removed) {
+      log.info(
+        { dir, files: report.files, applied: report.applied, removed: report.removed },
+        'manifests synced',
+      );
+    }
+  }
+
+  /** Watches the directory and re-syncs within ~100 ms of a change (and every `pollMs` as a safety net). */
+  watch(onError: (err: unknown) => void, pollMs = 5000): void {
+    const resync = () => {
+      clearTimeout(this.#timer);
+      this.#timer = setTimeout(() => {
+        try {
+          statSync(this.#o.dir);
+          this.sync();
+        } catch (e) {
+          onError(e);
+        }
+      }, 100);
+    };
+    this.#watcher = watch(this.#o.dir, { persistent: false }, resync);
+    this.#watcher.on('error', onError);
+    this.#poll = setInterval(resync, pollMs);
+    this.#poll.unref();
+  }
+
+  close(): void {
+    this.#watcher?.close();
+    clearTimeout(this.#timer);
+    clearInterval(this.#poll);
+  }
+}

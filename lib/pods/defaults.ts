@@ -1,0 +1,76 @@
+import type { StatusCause } from '../kube/status.ts';
+import type { Container, Pod } from '../kube/types.ts';
+import { checkDnsLabel, checkDnsSubdomain } from '../kube/validate.ts';
+
+/** Fills the fields the API server and kubelet default for a static pod, in place, and returns it. */
+export function defaultPod(pod: Pod, nodeName: string): Pod {
+  pod.apiVersion = 'v1';
+  pod.kind = 'Pod';
+  pod.metadata.namespace ||= 'default';
+  pod.spec.nodeName ||= nodeName;
+  pod.spec.restartPolicy ??= 'Always';
+  pod.spec.terminationGracePeriodSeconds ??= 30;
+  pod.spec.dnsPolicy ??= 'ClusterFirst';
+  pod.spec.schedulerName ??= 'default-scheduler';
+  for (const c of [...(pod.spec.initContainers ?? []), ...pod.spec.containers]) defaultContainer(c);
+  return pod;
+}
+
+function defaultContainer(c: Container): void {
+  const image = c.image ?? '';
+  const digest = image.includes('@');
+  const tag = /:([^/:]+)$/.exec(image)?.[1];
+  c.imagePullPolicy ??= !digest && (!tag || tag === 'latest') ? 'Always' : 'IfNotPresent';
+  c.terminationMessagePath ??= '/dev/termination-log';
+  c.terminationMessagePolicy ??= 'File';
+}
+
+/** The API server's checks that matter on a node: names, containers, images, restart policy. */
+export function validatePod(pod: Pod): StatusCause[] {
+  const causes: StatusCause[] = [
+    ...checkDnsSubdomain(pod.metadata?.name, 'metadata.name'),
+    ...checkDnsLabel(pod.metadata?.namespace || 'default', 'metadata.namespace'),
+  ];
+  const spec = pod.spec as Pod['spec'] | undefined;
+  if (!spec || typeof spec !== 'object') {
+    return [...causes, { field: 'spec', reason: 'FieldValueRequired', message: 'Required value' }];
+  }
+  if (!Array.isArray(spec.containers) || spec.containers.length === 0) {
+    causes.push({ field: 'spec.containers', reason: 'FieldValueRequired', message: 'Required value' });
+  }
+  const seen = new Set<string>();
+  const lists = [
+    ['initContainers', spec.initContainers ?? []],
+    ['containers', spec.containers ?? []],
+  ] as const;
+  for (const [list, items] of lists) {
+    if (!Array.isArray(items)) {
+      causes.push({ field: `spec.${list}`, reason: 'FieldValueTypeInvalid', message: 'must be a list' });
+      continue;
+    }
+    items.forEach((c, i) => {
+      const field = `spec.${list}[${i}]`;
+      causes.push(...checkDnsLabel(c?.name, `${field}.name`));
+      if (c?.name && seen.has(c.name)) {
+        causes.push({
+          field: `${field}.name`,
+          reason: 'FieldValueDuplicate',
+          message: `Duplicate value: "${c.name}"`,
+        });
+      }
+      if (c?.name) seen.add(c.name);
+      if (typeof c?.image !== 'string' || c.image.trim() === '') {
+        causes.push({ field: `${field}.image`, reason: 'FieldValueRequired', message: 'Required value' });
+      }
+    });
+  }
+  const policy = spec.restartPolicy;
+  if (policy !== undefined && !['Always', 'OnFailure', 'Never'].includes(policy)) {
+    causes.push({
+      field: 'spec.restartPolicy',
+      reason: 'FieldValueNotSupported',
+      message: `Unsupported value: "${policy}": supported values: "Always", "OnFailure", "Never"`,
+    });
+  }
+  return causes;
+}

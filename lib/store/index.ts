@@ -1,0 +1,30 @@
+import type { Metabase } from '../../db/open.ts';
+import { EventStore } from './events.ts';
+import { ObjectStore } from './objects.ts';
+import { PodStore } from './pods.ts';
+import { ResourceVersions } from './resource-version.ts';
+import { WatchHub } from './watch-hub.ts';
+
+export interface Store {
+  metabase: Metabase;
+  rv: ResourceVersions;
+  hub: WatchHub;
+  pods: PodStore;
+  events: EventStore;
+  objects: ObjectStore;
+}
+
+/** Wires the stores over one metabase, sharing one resourceVersion counter and one watch cache. */
+export function createStore(metabase: Metabase, opts: { host: string; now?: () => number }): Store {
+  const now = opts.now ?? Date.now;
+  const rv = new ResourceVersions(metabase.sqlite);
+  const hub = new WatchHub(() => rv.current);
+  return {
+    metabase,
+    rv,
+    hub,
+    pods: new PodStore(metabase, rv, hub, now),
+    events: new EventStore(metabase, rv, hub, { host: opts.host, now }),
+    objects: new ObjectStore(metabase, rv, hub, now),
+  };
+}

@@ -1,0 +1,241 @@
+import { randomUUID } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
+import type Database from 'better-sqlite3';
+import type { Metabase } from '../../db/open.ts';
+import { applyStrategicMergePatch, podSchema } from '../kube/strategic-merge.ts';
+import type { Pod, PodStatus } from '../kube/types.ts';
+import type { ResourceVersions } from './resource-version.ts';
+import type { WatchHub } from './watch-hub.ts';
+
+export type Source = 'manifest' | 'cloud' | 'api';
+
+interface PodRow {
+  uid: string;
+  namespace: string;
+  name: string;
+  node_name: string;
+  source: Source;
+  origin: string | null;
+  object: string;
+  resource_version: number;
+  patch: string | null;
+}
+
+export interface PodRecord {
+  uid: string;
+  namespace: string;
+  name: string;
+  source: Source;
+  origin: string | null;
+  resourceVersion: number;
+  /** The desired object, without status. */
+  desired: Pod;
+}
+
+export interface ListOptions {
+  namespace?: string | undefined;
+  /** Continue after this (namespace, name), in key order. */
+  after?: [string, string] | undefined;
+  limit?: number | undefined;
+}
+
+const SELECT = `SELECT p.uid, p.namespace, p.name, p.node_name, p.source, p.origin, p.object,
+  p.resource_version, s.patch FROM pods p LEFT JOIN pod_status s ON s.uid = p.uid`;
+
+/** Pods in the metabase: the desired object and its latest status patch, merged on read. */
+export class PodStore {
+  readonly #sqlite: Database.Database;
+  readonly #rv: ResourceVersions;
+  readonly #hub: WatchHub;
+  readonly #now: () => number;
+  readonly #byName: Database.Statement<[string, string], PodRow>;
+  readonly #byUid: Database.Statement<[string], PodRow>;
+
+  constructor(mb: Metabase, rv: ResourceVersions, hub: WatchHub, now: () => number = Date.now) {
+    this.#sqlite = mb.sqlite;
+    this.#rv = rv;
+    this.#hub = hub;
+    this.#now = now;
+    this.#byName = mb.sqlite.prepare(`${SELECT} WHERE p.namespace = ? AND p.name = ?`);
+    this.#byUid = mb.sqlite.prepare(`${SELECT} WHERE p.uid = ?`);
+  }
+
+  /** The served pod (desired object + latest status), or undefined. */
+  get(namespace: string, name: string): Pod | undefined {
+    const row = this.#byName.get(namespace, name);
+    return row && served(row);
+  }
+
+  /** The stored record without merging status, for the lifecycle manager and the manifest syncer. */
+  record(namespace: string, name: string): PodRecord | undefined {
+    const row = this.#byName.get(namespace, name);
+    return row && toRecord(row);
+  }
+
+  /** Served pods in (namespace, name) order, with the resourceVersion the list is consistent at. */
+  list(opts: ListOptions = {}): { items: Pod[]; resourceVersion: number } {
+    const where: string[] = [];
+    const params: (string | number)[] = [];
+    if (opts.namespace !== undefined) {
+      where.push('p.namespace = ?');
+      params.push(opts.namespace);
+    }
+    if (opts.after) {
+      where.push('(p.namespace, p.name) > (?, ?)');
+      params.push(...opts.after);
+    }
+    let sql = `${SELECT}${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY p.namespace, p.name`;
+    if (opts.limit !== undefined) {
+      sql += ' LIMIT ?';
+      params.push(opts.limit);
+    }
+    const rows = this.#sqlite.prepare<(string | number)[], PodRow>(sql).all(...params);
+    return { items: rows.map(served), resourceVersion: this.#rv.current };
+  }
+
+  /** Every stored record, for reconciliation. */
+  records(filter: { source?: Source; nodeName?: string } = {}): PodRecord[] {
+    const where: string[] = [];
+    const params: string[] = [];
+    if (filter.source) {
+      where.push('p.source = ?');
+      params.push(filter.source);
+    }
+    if (filter.nodeName) {
+      where.push('p.node_name = ?');
+      params.push(filter.nodeName);
+    }
+    const sql = `${SELECT}${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY p.namespace, p.name`;
+    return this.#sqlite
+      .prepare<string[], PodRow>(sql)
+      .all(...params)
+      .map(toRecord);
+  }
+
+  /**
+   * Stores a desired pod. An existing pod of the same name keeps its uid and creationTimestamp;
+   * an unchanged object is not written. Returns what happened.
+   */
+  put(pod: Pod, source: Source, origin: string | null = null): 'ADDED' | 'MODIFIED' | 'UNCHANGED' {
+    return this.#sqlite.transaction(() => {
+      const namespace = pod.metadata.namespace ?? 'default';
+      const name = pod.metadata.name!;
+      const existing = this.#byName.get(namespace, name);
+      const desired: Pod = structuredClone(pod);
+      delete desired.status;
+      delete desired.metadata.resourceVersion;
+      desired.metadata.namespace = namespace;
+      if (existing) {
+        const prev = JSON.parse(existing.object) as Pod;
+        desired.metadata.uid = prev.metadata.uid!;
+        desired.metadata.creationTimestamp = prev.metadata.creationTimestamp ?? null;
+        if (isDeepStrictEqual(prev, desired) && existing.source === source && existing.origin === origin) {
+          return 'UNCHANGED';
+        }
+      } else {
+        desired.metadata.uid ??= randomUUID();
+        desired.metadata.creationTimestamp ??= new Date(this.#now()).toISOString().replace(/\.\d+Z$/, 'Z');
+      }
+      const rv = this.#rv.next();
+      const uid = desired.metadata.uid!;
+      this.#sqlite
+        .prepare(
+          `INSERT INTO pods (uid, namespace, name, node_name, source, origin, object, resource_version)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+           ON CONFLICT(uid) DO UPDATE SET node_name = excluded.node_name, source = excluded.source,
+             origin = excluded.origin, object = excluded.object, resource_version = excluded.resource_version`,
+        )
+        .run(uid, namespace, name, desired.spec.nodeName ?? '', source, origin, JSON.stringify(desired), rv);
+      const type = existing ? 'MODIFIED' : 'ADDED';
+      this.#publish(type, uid, rv);
+      return type;
+    })();
+  }
+
+  /** Marks a pod as terminating (deletionTimestamp), leaving its removal to whoever stops it. */
+  markDeleting(namespace: string, name: string, gracePeriodSeconds?: number): boolean {
+    return this.#sqlite.transaction(() => {
+      const row = this.#byName.get(namespace, name);
+      if (!row) return false;
+      const pod = JSON.parse(row.object) as Pod;
+      if (pod.metadata.deletionTimestamp) return true;
+      const grace = gracePeriodSeconds ?? Number(pod.spec.terminationGracePeriodSeconds ?? 30);
+      pod.metadata.deletionTimestamp = new Date(this.#now() + grace * 1000)
+        .toISOString()
+        .replace(/\.\d+Z$/, 'Z');
+      pod.metadata.deletionGracePeriodSeconds = grace;
+      const rv = this.#rv.next();
+      this.#sqlite
+        .prepare('UPDATE pods SET object = ?, resource_version = ?, deleted_at = ? WHERE uid = ?')
+        .run(JSON.stringify(pod), rv, new Date(this.#now()).toISOString(), row.uid);
+      this.#publish('MODIFIED', row.uid, rv);
+      return true;
+    })();
+  }
+
+  /** Removes a pod and its status for good. */
+  remove(namespace: string, name: string): boolean {
+    return this.#sqlite.transaction(() => {
+      const row = this.#byName.get(namespace, name);
+      if (!row) return false;
+      const rv = this.#rv.next();
+      this.#sqlite.prepare('DELETE FROM pods WHERE uid = ?').run(row.uid);
+      this.#sqlite.prepare('DELETE FROM pod_status WHERE uid = ?').run(row.uid);
+      const last = served(row);
+      last.metadata.resourceVersion = String(rv);
+      this.#hub.publish('pods', { type: 'DELETED', rv, object: last });
+      return true;
+    })();
+  }
+
+  /**
+   * Stores the pod's latest status patch (a strategic merge patch of `status`), with the next
+   * per-node sequence number. Returns that sequence number, or undefined for an unknown pod.
+   */
+  setStatus(uid: string, status: PodStatus): number | undefined {
+    return this.#sqlite.transaction(() => {
+      const row = this.#byUid.get(uid);
+      if (!row) return undefined;
+      const patch = JSON.stringify(status);
+      if (row.patch === patch) return undefined;
+      const seq = this.#rv.nextOf('status_seq');
+      const rv = this.#rv.next();
+      this.#sqlite
+        .prepare(
+          `INSERT INTO pod_status (uid, namespace, name, seq, patch, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+           ON CONFLICT(uid) DO UPDATE SET seq = excluded.seq, patch = excluded.patch, updated_at = excluded.updated_at`,
+        )
+        .run(uid, row.namespace, row.name, seq, patch, new Date(this.#now()).toISOString());
+      this.#sqlite.prepare('UPDATE pods SET resource_version = ? WHERE uid = ?').run(rv, uid);
+      this.#publish('MODIFIED', uid, rv);
+      return seq;
+    })();
+  }
+
+  #publish(type: 'ADDED' | 'MODIFIED', uid: string, rv: number): void {
+    const row = this.#byUid.get(uid)!;
+    this.#hub.publish('pods', { type, rv, object: served(row) });
+  }
+}
+
+function toRecord(row: PodRow): PodRecord {
+  return {
+    uid: row.uid,
+    namespace: row.namespace,
+    name: row.name,
+    source: row.source,
+    origin: row.origin,
+    resourceVersion: row.resource_version,
+    desired: JSON.parse(row.object) as Pod,
+  };
+}
+
+/** The pod as served: desired object, status patch merged the way the API server would. */
+function served(row: PodRow): Pod {
+  let pod = JSON.parse(row.object) as Pod;
+  if (row.patch) pod = applyStrategicMergePatch(pod, { status: JSON.parse(row.patch) }, podSchema) as Pod;
+  // Accepted but not yet reported on by the lifecycle manager: Pending, as the API server defaults it.
+  else pod.status = { phase: 'Pending', qosClass: pod.status?.qosClass ?? 'BestEffort' };
+  pod.metadata.resourceVersion = String(row.resource_version);
+  return pod;
+}

@@ -1,0 +1,76 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type Agent, startAgent } from '../../lib/agent.ts';
+import { resolveServeConfig } from '../../lib/config.ts';
+import { silentLogger } from '../../lib/log.ts';
+
+export interface TestAgent extends Agent {
+  dataDir: string;
+  stop(): Promise<void>;
+}
+
+/** An in-process agent on a free loopback port with its own temporary data directory. */
+export async function startTestAgent(opts: { manifests?: string; nodeName?: string; dataDir?: string; now?: () => number } = {}): Promise<TestAgent> {
+  const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'outpost-test-'));
+  const config = resolveServeConfig(
+    { listen: '127.0.0.1:0', dataDir, manifests: opts.manifests, nodeName: opts.nodeName ?? 'edge-1', logLevel: 'silent' },
+    {},
+  );
+  const agent = await startAgent(config, silentLogger, opts.now);
+  return {
+    ...agent,
+    dataDir,
+    async stop() {
+      await agent.close();
+      if (!opts.dataDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a command to completion (or until `untilStdout` matches, then SIGTERM) and collects its output. */
+export function run(
+  cmd: string,
+  args: string[],
+  opts: { env?: NodeJS.ProcessEnv; untilStdout?: RegExp; timeoutMs?: number; input?: string } = {},
+): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { env: opts.env ?? process.env, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 30_000);
+    child.stdout.on('data', (d) => {
+      stdout += d;
+      if (opts.untilStdout?.test(stdout)) child.kill('SIGTERM');
+    });
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+    child.stdin.end(opts.input ?? '');
+  });
+}
+
+const kubectlHome = mkdtempSync(join(tmpdir(), 'outpost-kubectl-home-'));
+
+/** The real kubectl against `server`, with a fresh HOME so no cached discovery leaks between runs. */
+export function kubectl(server: string, args: string[], opts: Parameters<typeof run>[2] = {}): Promise<Run> {
+  const env = { ...process.env, HOME: kubectlHome, KUBECONFIG: join(kubectlHome, 'none') };
+  return run('kubectl', [`--server=${server}`, `--cache-dir=${join(kubectlHome, 'cache', String(Date.now()))}`, ...args], { ...opts, env });
+}
+
+/** The `outpost` CLI from source (tsx), as a user would run it. */
+export function outpost(args: string[], opts: Parameters<typeof run>[2] = {}): Promise<Run> {
+  return run(process.execPath, ['--import', 'tsx', join(import.meta.dirname, '../../bin/outpost.ts'), ...args], opts);
+}

@@ -1,0 +1,119 @@
+import { mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { openMetabase } from '../../db/open.ts';
+import { silentLogger } from '../../lib/log.ts';
+import { parseManifest } from '../../lib/manifests/parse.ts';
+import { ManifestSync } from '../../lib/manifests/sync.ts';
+import { createStore } from '../../lib/store/index.ts';
+
+const pod = (name: string, extra = '') => `apiVersion: v1
+kind: Pod
+metadata:
+  name: ${name}${extra}
+spec:
+  containers:
+    - name: main
+      image: busybox:1.36
+`;
+
+function setup() {
+  const dir = mkdtempSync(join(tmpdir(), 'outpost-manifests-'));
+  const store = createStore(openMetabase(':memory:'), { host: 'edge-1', now: () => Date.parse('2026-01-01T00:00:00Z') });
+  const sync = new ManifestSync({ dir, nodeName: 'edge-1', store, log: silentLogger });
+  return { dir, store, sync, done: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+test('parse: multi-document YAML, List and JSON, with line numbers on errors', () => {
+  const multi = parseManifest('a.yaml', `${pod('a')}---\n${pod('b')}---\n`);
+  assert.equal(multi.objects.map((o) => o.object.metadata.name), ['a', 'b']);
+  assert.equal(multi.objects[1]!.line, 10);
+  const list = parseManifest('l.json', JSON.stringify({ kind: 'List', items: [{ kind: 'Pod', metadata: { name: 'x' } }] }));
+  assert.equal(list.objects[0]!.object.kind, 'Pod');
+  const typed = parseManifest('p.yaml', 'kind: PodList\nitems:\n  - metadata: {name: y}\n');
+  assert.equal(typed.objects[0]!.object.kind, 'Pod');
+  const broken = parseManifest('bad.yaml', `${pod('ok')}---\nkind: Pod\nmetadata:\n  name: [unclosed\n`);
+  assert.is(broken.objects.length, 1);
+  assert.ok(broken.problems[0]!.line! >= 10, `line ${broken.problems[0]!.line}`);
+  assert.is(parseManifest('k.yaml', 'metadata: {name: z}\n').problems[0]!.message, "Object 'Kind' is missing");
+  assert.is(parseManifest('s.yaml', '- 1\n- 2\n').problems.length, 1);
+});
+
+test('sync: defaults namespace, uid, creationTimestamp and nodeName', () => {
+  const { dir, store, sync, done } = setup();
+  writeFileSync(join(dir, 'web.yaml'), pod('web'));
+  const report = sync.sync();
+  assert.is(report.applied, 1);
+  const p = store.pods.get('default', 'web')!;
+  assert.is(p.spec.nodeName, 'edge-1');
+  assert.is(p.metadata.creationTimestamp, '2026-01-01T00:00:00Z');
+  assert.match(p.metadata.uid!, /^[0-9a-f-]{36}$/);
+  assert.is(p.spec.restartPolicy, 'Always');
+  assert.is(p.status?.phase, 'Pending');
+  done();
+});
+
+test('sync: a broken file is reported and skipped, and never removes pods it defined before', () => {
+  const { dir, store, sync, done } = setup();
+  const file = join(dir, 'web.yaml');
+  writeFileSync(file, pod('web'));
+  sync.sync();
+  const uid = store.pods.get('default', 'web')!.metadata.uid;
+  writeFileSync(file, 'kind: Pod\nmetadata: {name: web\n');
+  const report = sync.sync();
+  assert.is(report.problems.length, 1);
+  assert.is(report.problems[0]!.file, file);
+  assert.ok(report.problems[0]!.line);
+  assert.is(store.pods.get('default', 'web')?.metadata.uid, uid, 'the pod stays');
+  writeFileSync(file, pod('web').replace('image: busybox:1.36', 'image: ""'));
+  const invalid = sync.sync();
+  assert.match(invalid.problems[0]!.message, 'spec.containers[0].image: Required value');
+  assert.ok(store.pods.get('default', 'web'), 'an invalid pod does not remove the stored one');
+  done();
+});
+
+test('sync: changes are applied, unchanged files write nothing, removed files remove their pods', () => {
+  const { dir, store, sync, done } = setup();
+  writeFileSync(join(dir, 'a.yaml'), `${pod('a')}---\n${pod('b')}`);
+  writeFileSync(join(dir, 'notes.txt'), 'not a manifest');
+  sync.sync();
+  const rv = store.rv.current;
+  assert.is(sync.sync().applied, 0);
+  assert.is(store.rv.current, rv, 'no write for unchanged manifests');
+  writeFileSync(join(dir, 'a.yaml'), pod('a', '\n  labels: {app: a}'));
+  const r = sync.sync();
+  assert.is(r.applied, 1);
+  assert.is(r.removed, 1, 'b left the file');
+  assert.equal(store.pods.get('default', 'a')!.metadata.labels, { app: 'a' });
+  assert.not.ok(store.pods.get('default', 'b'));
+  unlinkSync(join(dir, 'a.yaml'));
+  assert.is(sync.sync().removed, 1);
+  assert.is(store.pods.list().items.length, 0);
+  done();
+});
+
+test('sync: the same pod in two files is reported once, the first file wins', () => {
+  const { dir, store, sync, done } = setup();
+  writeFileSync(join(dir, 'a.yaml'), pod('web'));
+  writeFileSync(join(dir, 'b.yaml'), pod('web', '\n  labels: {from: b}'));
+  const r = sync.sync();
+  assert.match(r.problems[0]!.message, 'already defined in');
+  assert.is(store.pods.get('default', 'web')!.metadata.labels, undefined);
+  done();
+});
+
+test('sync: the watcher reflects a new file within a second', async () => {
+  const { dir, store, sync, done } = setup();
+  sync.sync();
+  sync.watch((e) => assert.unreachable(String(e)));
+  writeFileSync(join(dir, 'late.yaml'), pod('late'));
+  const deadline = Date.now() + 3000;
+  while (!store.pods.get('default', 'late') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  sync.close();
+  assert.ok(store.pods.get('default', 'late'));
+  done();
+});
+
+test.run();
