@@ -1,0 +1,222 @@
+import type { ChannelOptions } from '@grpc/grpc-js';
+import { Client, credentials, Metadata } from '@grpc/grpc-js';
+import type { ServiceDefinition } from '@grpc/proto-loader';
+import { fromJSON } from '@grpc/proto-loader';
+import { notFound, unavailable } from '../kube/status.ts';
+import type { CriCallContext } from './errors.ts';
+import { toStatusError } from './errors.ts';
+import { descriptor } from './proto.gen.ts';
+import type * as T from './types.ts';
+
+/** The pino-like logger CriClient reports to. */
+export interface CriLogger {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+  debug(obj: object, msg: string): void;
+}
+
+export interface CriClientOptions {
+  /** `unix:///run/containerd/containerd.sock`; a bare absolute path is taken as a unix socket. */
+  endpoint: string;
+  /** Deadline of an ordinary call. Default 30 s. */
+  timeoutMs?: number;
+  /** Deadline of PullImage. Default 10 min. */
+  pullTimeoutMs?: number;
+  logger?: CriLogger;
+  channelOptions?: ChannelOptions;
+}
+
+// The decoding options types.ts is written for: camelCase fields (fixed by the generator),
+// int64 as strings, enums as names, every field present, unset messages null.
+const definition = fromJSON(descriptor as Parameters<typeof fromJSON>[0], {
+  longs: String,
+  enums: String,
+  defaults: true,
+  oneofs: true,
+});
+const runtime = definition['runtime.v1.RuntimeService'] as ServiceDefinition;
+const images = definition['runtime.v1.ImageService'] as ServiceDefinition;
+
+type Target = CriCallContext['object'];
+const container = (name: string): Target => ({ kind: 'containers', name });
+const sandbox = (name: string): Target => ({ kind: 'podsandboxes', name });
+
+/** A CRI runtime.v1 client over one gRPC channel; every failure is a Status error. */
+export class CriClient {
+  readonly endpoint: string;
+  private readonly client: Client;
+  private readonly timeoutMs: number;
+  private readonly pullTimeoutMs: number;
+  private readonly log: CriLogger | undefined;
+
+  constructor(opts: CriClientOptions) {
+    this.endpoint = opts.endpoint.startsWith('/') ? `unix://${opts.endpoint}` : opts.endpoint;
+    this.timeoutMs = opts.timeoutMs ?? 30_000;
+    this.pullTimeoutMs = opts.pullTimeoutMs ?? 600_000;
+    this.log = opts.logger;
+    // grpc-js reconnects on its own; the cap on its backoff finds a restarted runtime quickly.
+    // 16 MiB messages as kubelet allows (ExecSync output, long lists).
+    this.client = new Client(this.endpoint, credentials.createInsecure(), {
+      'grpc.max_reconnect_backoff_ms': 5_000,
+      'grpc.max_receive_message_length': 16 * 1024 * 1024,
+      ...opts.channelOptions,
+    });
+  }
+
+  /** Resolves once the channel is connected; rejects with 503 after `timeoutMs`. */
+  ready(timeoutMs = this.timeoutMs): Promise<void> {
+    return new Promise((resolve, reject) =>
+      this.client.waitForReady(Date.now() + timeoutMs, (err) =>
+        err
+          ? reject(unavailable(`container runtime at ${this.endpoint} not reachable within ${timeoutMs} ms`))
+          : resolve(),
+      ),
+    );
+  }
+
+  /** Closes the channel; later calls fail. */
+  close(): void {
+    this.client.close();
+  }
+
+  version(): Promise<T.VersionResponse> {
+    return this.call(runtime, 'Version', { version: '0.1.0' }); // the API version kubelet sends
+  }
+
+  async status(verbose = false): Promise<T.RuntimeStatusResult> {
+    type Res = { status: { conditions: T.RuntimeCondition[] } | null; info: T.StringMap };
+    const res = await this.call<Res>(runtime, 'Status', { verbose });
+    return { conditions: res.status?.conditions ?? [], info: res.info };
+  }
+
+  /** Creates and starts a sandbox; returns its id. */
+  async runPodSandbox(config: T.PodSandboxConfig, runtimeHandler = ''): Promise<string> {
+    const res = await this.call<{ podSandboxId: string }>(runtime, 'RunPodSandbox', {
+      config,
+      runtimeHandler,
+    });
+    return res.podSandboxId;
+  }
+
+  /** Stops a sandbox, killing its containers; idempotent. */
+  async stopPodSandbox(id: string): Promise<void> {
+    await this.call(runtime, 'StopPodSandbox', { podSandboxId: id }, sandbox(id));
+  }
+
+  /** Removes a sandbox and its containers; idempotent. */
+  async removePodSandbox(id: string): Promise<void> {
+    await this.call(runtime, 'RemovePodSandbox', { podSandboxId: id }, sandbox(id));
+  }
+
+  async podSandboxStatus(id: string): Promise<T.PodSandboxStatus> {
+    type Res = { status: T.PodSandboxStatus | null };
+    const res = await this.call<Res>(runtime, 'PodSandboxStatus', { podSandboxId: id }, sandbox(id));
+    if (!res.status) throw notFound('podsandboxes', id);
+    return res.status;
+  }
+
+  async listPodSandbox(filter?: T.PodSandboxFilter): Promise<T.PodSandbox[]> {
+    return (await this.call<{ items: T.PodSandbox[] }>(runtime, 'ListPodSandbox', { filter })).items;
+  }
+
+  /** Creates a container in a sandbox (whose config is passed again, as CRI wants); returns its id. */
+  async createContainer(
+    podId: string,
+    config: T.ContainerConfig,
+    sandboxConfig: T.PodSandboxConfig,
+  ): Promise<string> {
+    const req = { podSandboxId: podId, config, sandboxConfig };
+    return (await this.call<{ containerId: string }>(runtime, 'CreateContainer', req)).containerId;
+  }
+
+  async startContainer(id: string): Promise<void> {
+    await this.call(runtime, 'StartContainer', { containerId: id }, container(id));
+  }
+
+  /** Signals the container's stop signal and kills it after `timeoutSeconds`; idempotent. */
+  async stopContainer(id: string, timeoutSeconds: number): Promise<void> {
+    // The runtime answers once the container is gone, so the deadline covers the grace period.
+    const req = { containerId: id, timeout: timeoutSeconds };
+    await this.call(runtime, 'StopContainer', req, container(id), this.timeoutMs + timeoutSeconds * 1000);
+  }
+
+  /** Removes a container, killing it first if it runs; idempotent. */
+  async removeContainer(id: string): Promise<void> {
+    await this.call(runtime, 'RemoveContainer', { containerId: id }, container(id));
+  }
+
+  async listContainers(filter?: T.ContainerFilter): Promise<T.Container[]> {
+    return (await this.call<{ containers: T.Container[] }>(runtime, 'ListContainers', { filter })).containers;
+  }
+
+  async containerStatus(id: string): Promise<T.ContainerStatus> {
+    type Res = { status: T.ContainerStatus | null };
+    const res = await this.call<Res>(runtime, 'ContainerStatus', { containerId: id }, container(id));
+    if (!res.status) throw notFound('containers', id);
+    return res.status;
+  }
+
+  /** Runs a command in a container and collects its output; `timeoutSeconds` 0 means no limit. */
+  execSync(id: string, cmd: string[], timeoutSeconds: number): Promise<T.ExecSyncResult> {
+    const req = { containerId: id, cmd, timeout: timeoutSeconds };
+    return this.call(runtime, 'ExecSync', req, container(id), this.timeoutMs + timeoutSeconds * 1000);
+  }
+
+  /** Prepares a streaming exec; returns the runtime's single-use URL. */
+  async exec(req: T.ExecRequest): Promise<string> {
+    return (await this.call<{ url: string }>(runtime, 'Exec', req, container(req.containerId))).url;
+  }
+
+  async listImages(filter?: { image: T.ImageSpec }): Promise<T.Image[]> {
+    return (await this.call<{ images: T.Image[] }>(images, 'ListImages', { filter })).images;
+  }
+
+  /** The image, or null when the runtime does not have it. */
+  async imageStatus(image: string): Promise<T.Image | null> {
+    return (await this.call<{ image: T.Image | null }>(images, 'ImageStatus', { image: { image } })).image;
+  }
+
+  /** Pulls an image; returns its reference (the image id). */
+  async pullImage(image: string, opts: { auth?: T.AuthConfig; sandboxConfig?: T.PodSandboxConfig } = {}) {
+    const req = { image: { image }, ...opts };
+    const target = { kind: 'images', name: image };
+    return (await this.call<{ imageRef: string }>(images, 'PullImage', req, target, this.pullTimeoutMs))
+      .imageRef;
+  }
+
+  // One unary call with a deadline. No waitForReady: while the runtime is down the call fails at
+  // once with UNAVAILABLE instead of waiting for the deadline.
+  private call<Res>(
+    svc: ServiceDefinition,
+    method: string,
+    req: object,
+    target?: Target,
+    timeoutMs = this.timeoutMs,
+  ) {
+    const def = svc[method]!;
+    const started = performance.now();
+    return new Promise<Res>((resolve, reject) => {
+      const options = { deadline: Date.now() + timeoutMs };
+      this.client.makeUnaryRequest(
+        def.path,
+        def.requestSerialize,
+        def.responseDeserialize,
+        req,
+        new Metadata(),
+        options,
+        (err, res) => {
+          const ms = Math.round(performance.now() - started);
+          if (err || !res) {
+            this.log?.debug({ method, ms, code: err?.code, details: err?.details }, 'CRI call failed');
+            const ctx = { endpoint: this.endpoint, method, timeoutMs, ...(target ? { object: target } : {}) };
+            reject(toStatusError(err ?? new Error('empty response'), ctx));
+            return;
+          }
+          this.log?.debug({ method, ms }, 'CRI call');
+          resolve(res as Res);
+        },
+      );
+    });
+  }
+}
