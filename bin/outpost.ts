@@ -1,12 +1,12 @@
 #!/usr/bin/env node
 import { Command, Option } from 'commander';
+import { MetabaseError } from '../db/open.ts';
 import { startAgent } from '../lib/agent.ts';
-import { addGet, clientFlags, runClient } from '../lib/cli/commands.ts';
 import { CliError } from '../lib/cli/client.ts';
+import { addGet, clientFlags, runClient } from '../lib/cli/commands.ts';
 import { ConfigError, resolveServeConfig } from '../lib/config.ts';
 import { createLogger } from '../lib/log.ts';
-import { MetabaseError } from '../db/open.ts';
-import { OUTPOST_VERSION, versionInfo } from '../lib/version.ts';
+import { OUTPOST_VERSION, type versionInfo } from '../lib/version.ts';
 
 let exitCode = 0;
 const setExit = (code: number) => {
@@ -27,8 +27,15 @@ program
   .option('--manifests <dir>', 'directory of static Pod/ConfigMap/Secret manifests (YAML or JSON), watched')
   .option('--node-name <name>', 'this node’s name (default: the host name)')
   .option('--runtime-endpoint <url>', 'CRI endpoint (default unix:///run/containerd/containerd.sock)')
-  .addOption(new Option('--durability <mode>', 'metabase fsync: full (every commit) or normal').choices(['full', 'normal']))
-  .addOption(new Option('--log-level <level>', 'log level').choices(['debug', 'info', 'warn', 'error', 'silent']))
+  .addOption(
+    new Option('--durability <mode>', 'metabase fsync: full (every commit) or normal').choices([
+      'full',
+      'normal',
+    ]),
+  )
+  .addOption(
+    new Option('--log-level <level>', 'log level').choices(['debug', 'info', 'warn', 'error', 'silent']),
+  )
   .action(async (flags) => {
     const config = resolveServeConfig(flags);
     const log = createLogger(config.logLevel);

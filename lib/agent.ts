@@ -1,25 +1,51 @@
 import { statSync } from 'node:fs';
 import { type Metabase, openMetabase } from '../db/open.ts';
 import { createApp } from './app.ts';
+import type { Clock } from './clock.ts';
+import { systemClock } from './clock.ts';
 import { ConfigError, parseListen, type ServeConfig } from './config.ts';
+import { CriClient } from './cri/client.ts';
 import type { Deps } from './http/env.ts';
 import type { Logger } from './log.ts';
 import { ManifestSync } from './manifests/sync.ts';
+import { PodManager } from './pods/manager.ts';
+import { ProbeManager } from './pods/probes.ts';
 import { listen, type RunningServer } from './server.ts';
 import { createStore, type Store } from './store/index.ts';
+import { ExitCode, FatalError } from './supervisor/exit-codes.ts';
+import { type ModuleContext, Supervisor } from './supervisor/modules.ts';
 import { OUTPOST_VERSION } from './version.ts';
 
 export interface Agent {
   url: string;
   store: Store;
   metabase: Metabase;
-  manifests: ManifestSync | undefined;
-  /** Graceful stop: streams end, in-flight requests finish, the metabase is closed. */
+  supervisor: Supervisor;
+  pods: PodManager | undefined;
+  /** Graceful stop: streams end, in-flight requests finish, modules stop, the metabase is closed. */
   close(): Promise<void>;
 }
 
-/** Starts Outpost's node agent: metabase, static manifests, the local API. */
-export async function startAgent(config: ServeConfig, log: Logger, now: () => number = Date.now): Promise<Agent> {
+export interface AgentOptions {
+  clock?: Clock;
+  /** Called when a module fails fatally (the CLI exits with its code). */
+  onFatal?: (err: FatalError) => void;
+  /** Run pods on the runtime (default true; the read-only API runs without). */
+  runPods?: boolean;
+}
+
+const untilAborted = (signal: AbortSignal) =>
+  new Promise<void>((resolve) =>
+    signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true }),
+  );
+
+/**
+ * Starts Outpost's node agent: the metabase and the local API first (cached reads are served at
+ * once, whatever else is down), then the supervised modules: manifests, runtime, pods.
+ */
+export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOptions = {}): Promise<Agent> {
+  const clock = opts.clock ?? systemClock;
+  const now = () => clock.now();
   const started = now();
   const { host, port } = parseListen(config.listen);
   if (config.manifests) {
@@ -32,43 +58,183 @@ export async function startAgent(config: ServeConfig, log: Logger, now: () => nu
   const metabase = openMetabase(config.dataDir, { durability: config.durability });
   const store = createStore(metabase, { host: config.nodeName, now });
   const shutdown = new AbortController();
+  const supervisor = new Supervisor({
+    log,
+    clock,
+    onFatal: (err) => (opts.onFatal ? opts.onFatal(err) : log.error({ err }, 'fatal module failure')),
+  });
+  const cri =
+    opts.runPods === false
+      ? undefined
+      : new CriClient({ endpoint: config.runtimeEndpoint, logger: log.child({ module: 'cri' }) });
   const deps: Deps = {
     store,
     log,
     now,
     nodeName: config.nodeName,
     shutdown: shutdown.signal,
-    health: () => [{ name: 'metabase', ok: metabase.sqlite.open }],
+    health: () => supervisor.snapshot(),
+    cri,
   };
-  let manifests: ManifestSync | undefined;
-  if (config.manifests) {
-    manifests = new ManifestSync({ dir: config.manifests, nodeName: config.nodeName, store, log: log.child({ module: 'manifests' }) });
-    manifests.sync();
-    manifests.watch((err) => log.error({ err }, 'manifest watch failed'));
-  }
+
+  // The API listens before anything else runs, so cached reads never wait for the runtime.
   let server: RunningServer;
   try {
     server = await listen(createApp(deps), host, port);
   } catch (e) {
-    manifests?.close();
     metabase.close();
     throw new ConfigError(`--listen ${config.listen}: ${(e as Error).message}`);
   }
+  supervisor.register({
+    name: 'api',
+    policy: 'Never',
+    critical: true,
+    run: async (ctx) => {
+      ctx.ready();
+      await untilAborted(ctx.signal);
+    },
+  });
+  supervisor.register({
+    name: 'metabase',
+    policy: 'Always',
+    critical: true,
+    health: {
+      intervalMs: 10_000,
+      failureThreshold: 3,
+      check: () => void metabase.sqlite.prepare('SELECT 1').get(),
+    },
+    run: async (ctx) => {
+      ctx.ready();
+      await untilAborted(ctx.signal);
+    },
+  });
+
+  let pods: PodManager | undefined;
+  let manifests: ManifestSync | undefined;
+  if (config.manifests) {
+    const dir = config.manifests;
+    supervisor.register({
+      name: 'manifests',
+      policy: 'Always',
+      run: async (ctx: ModuleContext) => {
+        manifests = new ManifestSync({
+          dir,
+          nodeName: config.nodeName,
+          store,
+          log: log.child({ module: 'manifests' }),
+          // With a runtime, a pod whose manifest is gone terminates gracefully; without, it just goes.
+          ...(cri ? { removePod: (ns: string, name: string) => store.pods.markDeleting(ns, name) } : {}),
+        });
+        manifests.sync();
+        manifests.watch((err) => ctx.fail(err));
+        ctx.ready();
+        await untilAborted(ctx.signal);
+        manifests.close();
+      },
+    });
+  }
+  if (cri) {
+    supervisor.register({
+      name: 'runtime',
+      policy: 'Always',
+      health: { intervalMs: 5_000, failureThreshold: 2, check: async () => void (await cri.version()) },
+      run: async (ctx) => {
+        const v = await cri.version();
+        ctx.log.info(
+          {
+            endpoint: cri.endpoint,
+            runtime: v.runtimeName,
+            version: v.runtimeVersion,
+            cri: v.runtimeApiVersion,
+          },
+          'container runtime connected',
+        );
+        ctx.ready();
+        await untilAborted(ctx.signal);
+      },
+    });
+    supervisor.register({
+      name: 'pods',
+      policy: 'Always',
+      run: async (ctx) => {
+        const prober = new ProbeManager({
+          clock,
+          exec: (id, cmd, timeout) => cri.execSync(id, cmd, timeout),
+          onChange: (uid) => pods?.refresh(uid),
+          onLivenessFailure: (uid, _name, containerId, _output, probe) => {
+            pods?.worker.condemn(containerId, probe);
+            void pods?.enqueue(uid);
+          },
+          onEvent: (uid, type, reason, message, container) => {
+            const rec = store.pods.recordByUid(uid);
+            if (rec)
+              store.events.record(
+                {
+                  kind: 'Pod',
+                  namespace: rec.namespace,
+                  name: rec.name,
+                  uid,
+                  ...(container ? { fieldPath: `spec.containers{${container}}` } : {}),
+                },
+                type,
+                reason,
+                message,
+                'kubelet',
+              );
+          },
+        });
+        const manager = new PodManager({
+          cri,
+          store,
+          clock,
+          prober,
+          log: log.child({ module: 'pods' }),
+          nodeName: config.nodeName,
+          dataDir: config.dataDir,
+        });
+        // Probe callbacks may fire during the first syncs: the manager must be reachable before start().
+        pods = manager;
+        try {
+          await manager.start();
+          ctx.ready();
+          await untilAborted(ctx.signal);
+        } finally {
+          await manager.stop();
+          prober.stopAll();
+          if (pods === manager) pods = undefined;
+        }
+      },
+    });
+  }
+  supervisor.start();
   log.info(
-    { version: OUTPOST_VERSION, url: server.url, dataDir: config.dataDir, node: config.nodeName, startupMs: now() - started },
+    {
+      version: OUTPOST_VERSION,
+      url: server.url,
+      dataDir: config.dataDir,
+      node: config.nodeName,
+      startupMs: now() - started,
+      sinceProcessStartMs: Math.round(process.uptime() * 1000),
+    },
     'outpost serving',
   );
   return {
     url: server.url,
     store,
     metabase,
-    manifests,
+    supervisor,
+    get pods() {
+      return pods;
+    },
     async close() {
       shutdown.abort();
-      manifests?.close();
       await server.close();
+      await supervisor.stop();
+      cri?.close();
       metabase.close();
       log.info({}, 'outpost stopped');
     },
   };
 }
+
+export { ExitCode, FatalError };

@@ -1,8 +1,8 @@
 import { Hono, type MiddlewareHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { routes } from '../routes/_table.gen.ts';
-import { StatusError, internal } from './kube/status.ts';
 import type { AppEnv, Deps } from './http/env.ts';
+import { internal, StatusError } from './kube/status.ts';
 
 export const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 export type Method = (typeof METHODS)[number];
@@ -27,7 +27,11 @@ export function createApp(deps: Deps): Hono<AppEnv> {
     const path = c.req.path;
     const known = routes.some((r) => r.pattern.test(path));
     const err = known
-      ? new StatusError(405, 'MethodNotAllowed', `the server does not allow this method on the requested resource`)
+      ? new StatusError(
+          405,
+          'MethodNotAllowed',
+          `the server does not allow this method on the requested resource`,
+        )
       : new StatusError(404, 'NotFound', 'the server could not find the requested resource');
     return c.json(err.toStatus(), err.code as 404);
   });

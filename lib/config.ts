@@ -6,7 +6,8 @@ import type { LogLevel } from './log.ts';
 export function parseListen(value: string): { host: string; port: number } {
   const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/.exec(value);
   const port = Number(m?.[3]);
-  if (!m || port > 65535) throw new ConfigError(`--listen ${JSON.stringify(value)}: expected HOST:PORT, e.g. 127.0.0.1:10550`);
+  if (!m || port > 65535)
+    throw new ConfigError(`--listen ${JSON.stringify(value)}: expected HOST:PORT, e.g. 127.0.0.1:10550`);
   return { host: m[1] ?? (m[2] || '127.0.0.1'), port };
 }
 
@@ -41,11 +42,16 @@ export function envDefaults(env: NodeJS.ProcessEnv = process.env): Record<string
 }
 
 /** Validates serve options (flags over environment over defaults); throws ConfigError. */
-export function resolveServeConfig(flags: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): ServeConfig {
+export function resolveServeConfig(
+  flags: Record<string, unknown>,
+  env: NodeJS.ProcessEnv = process.env,
+): ServeConfig {
   const given = Object.fromEntries(Object.entries(flags).filter(([, v]) => v !== undefined));
   const result = serveConfig.safeParse({ ...envDefaults(env), ...given });
   if (!result.success) {
-    const msg = result.error.issues.map((i) => `--${String(i.path[0]).replace(/[A-Z]/g, (m) => `-${m.toLowerCase()}`)}: ${i.message}`);
+    const msg = result.error.issues.map(
+      (i) => `--${String(i.path[0]).replace(/[A-Z]/g, (m) => `-${m.toLowerCase()}`)}: ${i.message}`,
+    );
     throw new ConfigError(msg.join('; '));
   }
   parseListen(result.data.listen);

@@ -1,6 +1,6 @@
 // Embeds drizzle-kit's migrations (db/migrations/*.sql) into db/migrations.gen.ts so the bundled
 // agent needs no migration folder on disk. `npm run gen` runs it; a test fails when it is stale.
-import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 

@@ -9,7 +9,9 @@ const only = args.find((a) => !a.startsWith('--'));
 const suites = [
   { name: 'unit', dir: 'test', ignore: 'e2e' },
   { name: 'e2e', dir: 'test/e2e' },
-].filter((s) => (args.includes('--unit') ? s.name === 'unit' : args.includes('--e2e') ? s.name === 'e2e' : true));
+].filter((s) =>
+  args.includes('--unit') ? s.name === 'unit' : args.includes('--e2e') ? s.name === 'e2e' : true,
+);
 
 let passed = 0;
 let failed = 0;
@@ -20,11 +22,17 @@ for (const suite of suites) {
   const uvuArgs = ['--import', 'tsx', 'node_modules/uvu/bin.js', suite.dir, only ?? '\\.test\\.ts$'];
   if (suite.ignore) uvuArgs.push('-i', suite.ignore);
   process.stdout.write(`\n== ${suite.name} ==\n`);
-  const run = spawnSync(process.execPath, uvuArgs, { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
+  const run = spawnSync(process.execPath, uvuArgs, {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    encoding: 'utf8',
+    maxBuffer: 64 << 20,
+  });
   process.stdout.write(run.stdout ?? '');
-  const total = Number(/Total:\s+(\d+)/.exec(run.stdout ?? '')?.[1] ?? 0);
-  const ok = Number(/Passed:\s+(\d+)/.exec(run.stdout ?? '')?.[1] ?? 0);
-  const skip = Number(/Skipped:\s+(\d+)/.exec(run.stdout ?? '')?.[1] ?? 0);
+  // uvu colours its counters; strip the escapes before reading them.
+  const plain = (run.stdout ?? '').replace(new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, 'g'), '');
+  const total = Number(/Total:\s+(\d+)/.exec(plain)?.[1] ?? 0);
+  const ok = Number(/Passed:\s+(\d+)/.exec(plain)?.[1] ?? 0);
+  const skip = Number(/Skipped:\s+(\d+)/.exec(plain)?.[1] ?? 0);
   passed += ok;
   skipped += skip;
   failed += total - ok;

@@ -61,7 +61,9 @@ export class ApiClient {
     } catch (e) {
       const code = (e as { code?: string }).code;
       if (code === 'ECONNREFUSED') {
-        throw new CliError(`The connection to the server ${url.host} was refused - did you specify the right host or port?`);
+        throw new CliError(
+          `The connection to the server ${url.host} was refused - did you specify the right host or port?`,
+        );
       }
       throw new CliError(`Unable to connect to the server: ${(e as Error).message}`);
     }

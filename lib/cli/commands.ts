@@ -1,4 +1,4 @@
-import { Command, Option } from 'commander';
+import { type Command, Option } from 'commander';
 import { ApiClient, CliError } from './client.ts';
 import { get, type Io } from './get.ts';
 import { parseOutput } from './output.ts';
@@ -8,7 +8,11 @@ const stdio: Io = { out: (t) => process.stdout.write(t), err: (t) => process.std
 /** Global client flags shared by every command that talks to a running Outpost. */
 export function clientFlags(cmd: Command): Command {
   return cmd
-    .addOption(new Option('-s, --server <url>', 'the Outpost API').env('OUTPOST_SERVER').default('http://127.0.0.1:10550'))
+    .addOption(
+      new Option('-s, --server <url>', 'the Outpost API')
+        .env('OUTPOST_SERVER')
+        .default('http://127.0.0.1:10550'),
+    )
     .addOption(new Option('--token <token>', 'bearer token').env('OUTPOST_TOKEN'));
 }
 
@@ -42,7 +46,10 @@ export function addGet(parent: Command, setExit: (code: number) => void): void {
       .option('-n, --namespace <ns>', 'namespace', 'default')
       .option('-A, --all-namespaces', 'list across all namespaces', false)
       .option('-l, --selector <selector>', 'label selector (=, ==, !=, in, notin, key, !key)')
-      .option('--field-selector <selector>', 'field selector (metadata.name, metadata.namespace, spec.nodeName, status.phase)')
+      .option(
+        '--field-selector <selector>',
+        'field selector (metadata.name, metadata.namespace, spec.nodeName, status.phase)',
+      )
       .option('-o, --output <format>', 'wide|json|yaml|name|jsonpath=...|custom-columns=...')
       .option('-w, --watch', 'after listing, watch for changes', false)
       .option('--show-labels', 'show labels as the last column', false)

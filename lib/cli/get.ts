@@ -22,7 +22,13 @@ export interface Io {
 }
 
 /** `outpost get TYPE [NAME...]`: what `kubectl get` prints, errors per missing name, exit 1 if any. */
-export async function get(client: ApiClient, type: string, names: string[], o: GetOptions, io: Io): Promise<number> {
+export async function get(
+  client: ApiClient,
+  type: string,
+  names: string[],
+  o: GetOptions,
+  io: Io,
+): Promise<number> {
   // kubectl accepts `get pod/web pod/db` too.
   if (type.includes('/')) {
     names = [type, ...names].map((n) => n.split('/')[1] ?? '');
@@ -44,7 +50,8 @@ export async function get(client: ApiClient, type: string, names: string[], o: G
   const objects: KubeObject[] = [];
   const rows: Table[] = [];
   if (names.length > 0) {
-    if (o.allNamespaces && r.namespaced) throw new CliError('error: a resource cannot be retrieved by name across all namespaces');
+    if (o.allNamespaces && r.namespaced)
+      throw new CliError('error: a resource cannot be retrieved by name across all namespaces');
     for (const name of names) {
       try {
         const path = `${collectionPath(r, r.namespaced ? o.namespace : undefined)}/${encodeURIComponent(name)}`;
@@ -61,23 +68,41 @@ export async function get(client: ApiClient, type: string, names: string[], o: G
     resourceVersion = t.metadata.resourceVersion ?? '0';
     rows.push(t);
   } else {
-    const list = await client.json<{ items: KubeObject[]; metadata: { resourceVersion?: string } }>(base, { query });
+    const list = await client.json<{ items: KubeObject[]; metadata: { resourceVersion?: string } }>(base, {
+      query,
+    });
     resourceVersion = list.metadata.resourceVersion ?? '0';
-    for (const item of list.items) objects.push({ apiVersion: r.base === '/api/v1' ? 'v1' : r.base.slice(6), kind: r.kind, ...item });
+    for (const item of list.items)
+      objects.push({ apiVersion: r.base === '/api/v1' ? 'v1' : r.base.slice(6), kind: r.kind, ...item });
   }
 
   if (table) {
     const merged: Table | undefined = rows[0] && { ...rows[0], rows: rows.flatMap((t) => t.rows) };
-    if (merged && merged.rows.length) io.out(printer.print(merged));
+    if (merged?.rows.length) io.out(printer.print(merged));
     else if (!failed && names.length === 0 && !o.watch) io.err(noResourcesFound(ns));
   } else if (objects.length || (names.length === 0 && o.output.kind !== 'name')) {
-    if (names.length === 0 && objects.length === 0 && !o.watch && o.output.kind !== 'json' && o.output.kind !== 'yaml') {
+    if (
+      names.length === 0 &&
+      objects.length === 0 &&
+      !o.watch &&
+      o.output.kind !== 'json' &&
+      o.output.kind !== 'yaml'
+    ) {
       io.err(noResourcesFound(ns));
     } else io.out(formatObjects(o.output, objects, names.length === 1 && !failed, r.kind.toLowerCase()));
   }
   if (o.watch) {
     const fieldSelector = names.length === 1 ? `metadata.name=${names[0]}` : o.fieldSelector;
-    await watch(client, base, { ...query, fieldSelector }, resourceVersion, o, printer, r.kind.toLowerCase(), io);
+    await watch(
+      client,
+      base,
+      { ...query, fieldSelector },
+      resourceVersion,
+      o,
+      printer,
+      r.kind.toLowerCase(),
+      io,
+    );
   }
   return failed ? 1 : 0;
 }
@@ -108,7 +133,8 @@ async function watch(
       if (!line.trim()) continue;
       const ev = JSON.parse(line) as { type: string; object: unknown };
       if (ev.type === 'BOOKMARK') continue;
-      if (ev.type === 'ERROR') throw new CliError(`Error from server: ${(ev.object as { message?: string }).message}`);
+      if (ev.type === 'ERROR')
+        throw new CliError(`Error from server: ${(ev.object as { message?: string }).message}`);
       if (table) io.out(printer.print(ev.object as Table));
       else io.out(formatObjects(o.output, [ev.object as KubeObject], true, resource));
     }

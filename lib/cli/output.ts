@@ -59,7 +59,12 @@ export const asList = (items: KubeObject[]) => ({
 });
 
 /** Prints objects in a non-table format; `single` is true when one object was asked for by name. */
-export function formatObjects(format: OutputFormat, objects: KubeObject[], single: boolean, resource: string): string {
+export function formatObjects(
+  format: OutputFormat,
+  objects: KubeObject[],
+  single: boolean,
+  resource: string,
+): string {
   const data = single ? objects[0] : asList(objects);
   switch (format.kind) {
     case 'json':

@@ -12,7 +12,10 @@ export interface CliResource {
 const RESOURCES: [string[], CliResource][] = [
   [['pod', 'pods', 'po'], { plural: 'pods', kind: 'Pod', namespaced: true, base: '/api/v1' }],
   [['event', 'events', 'ev'], { plural: 'events', kind: 'Event', namespaced: true, base: '/api/v1' }],
-  [['namespace', 'namespaces', 'ns'], { plural: 'namespaces', kind: 'Namespace', namespaced: false, base: '/api/v1' }],
+  [
+    ['namespace', 'namespaces', 'ns'],
+    { plural: 'namespaces', kind: 'Namespace', namespaced: false, base: '/api/v1' },
+  ],
 ];
 
 /** Resolves `pod`, `pods`, `po` (and `pod/web` forms are split by the caller) to the resource. */

@@ -11,8 +11,22 @@ export interface ApiResource {
 
 /** What Outpost serves in the core group, as `/api/v1` advertises it to kubectl. */
 export const coreResources: ApiResource[] = [
-  { name: 'events', singularName: 'event', namespaced: true, kind: 'Event', verbs: ['get', 'list', 'watch'], shortNames: ['ev'] },
-  { name: 'namespaces', singularName: 'namespace', namespaced: false, kind: 'Namespace', verbs: ['get', 'list'], shortNames: ['ns'] },
+  {
+    name: 'events',
+    singularName: 'event',
+    namespaced: true,
+    kind: 'Event',
+    verbs: ['get', 'list', 'watch'],
+    shortNames: ['ev'],
+  },
+  {
+    name: 'namespaces',
+    singularName: 'namespace',
+    namespaced: false,
+    kind: 'Namespace',
+    verbs: ['get', 'list'],
+    shortNames: ['ns'],
+  },
   {
     name: 'pods',
     singularName: 'pod',

@@ -1,6 +1,8 @@
 import type { Context } from 'hono';
+import type { CriClient } from '../cri/client.ts';
 import type { Logger } from '../log.ts';
 import type { Store } from '../store/index.ts';
+import type { ModuleSnapshot } from '../supervisor/modules.ts';
 
 /** Everything a route handler may use; built by `bin/outpost.ts`, replaced by tests. */
 export interface Deps {
@@ -10,8 +12,10 @@ export interface Deps {
   nodeName: string;
   /** Aborted when the server shuts down, so long-lived streams (watch, logs -f) end cleanly. */
   shutdown: AbortSignal;
-  /** Per-module health, for /healthz and /readyz. */
-  health: () => { name: string; ok: boolean; detail?: string; readiness?: boolean }[];
+  /** Per-module state, for /healthz, /readyz and metrics. */
+  health: () => ModuleSnapshot[];
+  /** The container runtime, when one is configured (operations answer 503 while it is down). */
+  cri?: CriClient | undefined;
 }
 
 export type AppEnv = { Variables: Deps };

@@ -39,8 +39,15 @@ export interface Listable<T extends KubeObject> {
   listKind: string;
   fields: Record<string, (obj: T) => string | undefined>;
   /** Reads a page; `eq` carries the selector's `=` terms the store may push down into SQL. */
-  read(namespace: string | undefined, eq: Map<string, string>, after?: [string, string], limit?: number): Page<T>;
+  read(
+    namespace: string | undefined,
+    eq: Map<string, string>,
+    after?: [string, string],
+    limit?: number,
+  ): Page<T>;
   table(items: readonly T[], now: number, opts: ToTableOptions): Table;
+  /** The item's JSON, when the store keeps it encoded. */
+  encode?(item: T): string;
 }
 
 const truthy = (v: string | undefined) => v === 'true' || v === '1';
@@ -48,15 +55,25 @@ const truthy = (v: string | undefined) => v === 'true' || v === '1';
 function decodeContinue(token: string): [string, string] {
   try {
     const v = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as unknown;
-    if (Array.isArray(v) && v.length === 2 && v.every((s) => typeof s === 'string')) return v as [string, string];
+    if (Array.isArray(v) && v.length === 2 && v.every((s) => typeof s === 'string'))
+      return v as [string, string];
   } catch {}
   throw badRequest('continue key is not valid: illegal base64 data or malformed key');
 }
 
 /** Serves `GET` on a collection: a list (JSON or Table, filtered, paginated) or, with `watch`, a watch. */
-export function listOrWatch<T extends KubeObject>(c: AppContext, r: Listable<T>, namespace: string | undefined, q: ListQuery) {
+export function listOrWatch<T extends KubeObject>(
+  c: AppContext,
+  r: Listable<T>,
+  namespace: string | undefined,
+  q: ListQuery,
+) {
   const labels = parseLabelSelector(q.labelSelector ?? '');
-  const fields = parseFieldSelector(q.fieldSelector ?? '', r.fields as Record<string, (obj: unknown) => string | undefined>, r.resource);
+  const fields = parseFieldSelector(
+    q.fieldSelector ?? '',
+    r.fields as Record<string, (obj: unknown) => string | undefined>,
+    r.resource,
+  );
   const includeObject = parseIncludeObject(q.includeObject);
   const matches = (obj: T) =>
     (namespace === undefined || obj.metadata.namespace === namespace) &&
@@ -84,7 +101,12 @@ export function listOrWatch<T extends KubeObject>(c: AppContext, r: Listable<T>,
   }
   const metadata: Record<string, string> = { resourceVersion: rv };
   if (token) metadata.continue = token;
-  return c.json({ kind: r.listKind, apiVersion: 'v1', metadata, items });
+  if (!r.encode) return c.json({ kind: r.listKind, apiVersion: 'v1', metadata, items });
+  const head = JSON.stringify({ kind: r.listKind, apiVersion: 'v1', metadata }).slice(0, -1);
+  const encode = r.encode;
+  return c.body(`${head},"items":[${items.map((i) => encode(i)).join(',')}]}`, 200, {
+    'Content-Type': 'application/json',
+  });
 }
 
 function watch<T extends KubeObject>(
@@ -106,7 +128,8 @@ function watch<T extends KubeObject>(
     since = page.resourceVersion;
     for (const obj of page.items) if (matches(obj)) initial.push({ type: 'ADDED', rv: since, object: obj });
   }
-  if (since > store.rv.current) throw gone(`too large resource version: ${since}, current: ${store.rv.current}`);
+  if (since > store.rv.current)
+    throw gone(`too large resource version: ${since}, current: ${store.rv.current}`);
   const pending: WatchEvent<T>[] = [...initial];
   let wake: (() => void) | undefined;
   const unsubscribe = store.hub.subscribe(r.resource, since, (ev) => {
@@ -131,7 +154,11 @@ function watch<T extends KubeObject>(
         while (open && pending.length) {
           const ev = pending.shift()!;
           const object = table
-            ? r.table([ev.object], now(), { includeObject, resourceVersion: String(ev.rv), noHeaders: !first })
+            ? r.table([ev.object], now(), {
+                includeObject,
+                resourceVersion: String(ev.rv),
+                noHeaders: !first,
+              })
             : ev.object;
           first = false;
           await s.write(`${JSON.stringify({ type: ev.type, object })}\n`);

@@ -1,6 +1,6 @@
-import { eventFieldSelectorFields, podFieldSelectorFields } from '../kube/selectors.ts';
 import { type CoreEvent, eventTable } from '../kube/printers/events.ts';
 import { podTable } from '../kube/printers/pods.ts';
+import { eventFieldSelectorFields, podFieldSelectorFields } from '../kube/selectors.ts';
 import type { Pod } from '../kube/types.ts';
 import type { Store } from '../store/index.ts';
 import type { Listable } from './list.ts';
@@ -17,13 +17,18 @@ export const podsResource = (store: Store): Listable<Pod> => ({
       const pod = store.pods.get(ns, name);
       return { items: pod ? [pod] : [], resourceVersion: store.rv.current };
     }
-    const page = store.pods.list({ namespace: ns, after, limit: limit === undefined ? undefined : limit + 1 });
+    const page = store.pods.list({
+      namespace: ns,
+      after,
+      limit: limit === undefined ? undefined : limit + 1,
+    });
     if (limit === undefined || page.items.length <= limit) return page;
     const items = page.items.slice(0, limit);
     const last = items[limit - 1]!.metadata;
     return { items, resourceVersion: page.resourceVersion, next: [last.namespace!, last.name!] };
   },
   table: (items, now, opts) => podTable(items, now, opts),
+  encode: (pod) => store.pods.encode(pod),
 });
 
 /** Events as a listable resource, with the involved object pushed into SQL. */

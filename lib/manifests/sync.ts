@@ -1,4 +1,4 @@
-import { type FSWatcher, readFileSync, readdirSync, statSync, watch } from 'node:fs';
+import { type FSWatcher, readdirSync, readFileSync, statSync, watch } from 'node:fs';
 import { join } from 'node:path';
 import type { KubeObject, Pod } from '../kube/types.ts';
 import type { Logger } from '../log.ts';

@@ -50,6 +50,11 @@ export class PodStore {
   readonly #now: () => number;
   readonly #byName: Database.Statement<[string, string], PodRow>;
   readonly #byUid: Database.Statement<[string], PodRow>;
+  /**
+   * Served pods by uid, valid for one resourceVersion: the merge and the JSON encoding are done
+   * once per change instead of once per read. The metabase stays the only source of truth.
+   */
+  readonly #served = new Map<string, { rv: number; pod: Pod; json: string }>();
 
   constructor(mb: Metabase, rv: ResourceVersions, hub: WatchHub, now: () => number = Date.now) {
     this.#sqlite = mb.sqlite;
@@ -63,12 +68,39 @@ export class PodStore {
   /** The served pod (desired object + latest status), or undefined. */
   get(namespace: string, name: string): Pod | undefined {
     const row = this.#byName.get(namespace, name);
-    return row && served(row);
+    return row && this.#serve(row).pod;
+  }
+
+  /** The served pod and its JSON encoding, from the cache when the resourceVersion matches. */
+  getEncoded(namespace: string, name: string): { pod: Pod; json: string } | undefined {
+    const row = this.#byName.get(namespace, name);
+    return row && this.#serve(row);
+  }
+
+  /** The JSON encoding of a pod this store served (cached per resourceVersion). */
+  encode(pod: Pod): string {
+    const hit = this.#served.get(pod.metadata.uid ?? '');
+    return hit && hit.pod === pod ? hit.json : JSON.stringify(pod);
+  }
+
+  #serve(row: PodRow): { pod: Pod; json: string } {
+    const hit = this.#served.get(row.uid);
+    if (hit && hit.rv === row.resource_version) return hit;
+    const pod = served(row);
+    const entry = { rv: row.resource_version, pod, json: JSON.stringify(pod) };
+    this.#served.set(row.uid, entry);
+    return entry;
   }
 
   /** The stored record without merging status, for the lifecycle manager and the manifest syncer. */
   record(namespace: string, name: string): PodRecord | undefined {
     const row = this.#byName.get(namespace, name);
+    return row && toRecord(row);
+  }
+
+  /** The stored record by uid. */
+  recordByUid(uid: string): PodRecord | undefined {
+    const row = this.#byUid.get(uid);
     return row && toRecord(row);
   }
 
@@ -90,7 +122,7 @@ export class PodStore {
       params.push(opts.limit);
     }
     const rows = this.#sqlite.prepare<(string | number)[], PodRow>(sql).all(...params);
-    return { items: rows.map(served), resourceVersion: this.#rv.current };
+    return { items: rows.map((r) => this.#serve(r).pod), resourceVersion: this.#rv.current };
   }
 
   /** Every stored record, for reconciliation. */
@@ -181,6 +213,7 @@ export class PodStore {
       const rv = this.#rv.next();
       this.#sqlite.prepare('DELETE FROM pods WHERE uid = ?').run(row.uid);
       this.#sqlite.prepare('DELETE FROM pod_status WHERE uid = ?').run(row.uid);
+      this.#served.delete(row.uid);
       const last = served(row);
       last.metadata.resourceVersion = String(rv);
       this.#hub.publish('pods', { type: 'DELETED', rv, object: last });
@@ -214,7 +247,7 @@ export class PodStore {
 
   #publish(type: 'ADDED' | 'MODIFIED', uid: string, rv: number): void {
     const row = this.#byUid.get(uid)!;
-    this.#hub.publish('pods', { type, rv, object: served(row) });
+    this.#hub.publish('pods', { type, rv, object: this.#serve(row).pod });
   }
 }
 

@@ -2,9 +2,9 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parse } from 'yaml';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { parse } from 'yaml';
 import { kubectl, outpost, startTestAgent, type TestAgent } from '../helpers/agent.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'outpost-kubectl-'));
@@ -24,7 +24,14 @@ spec:
 
 const t = suite('kubectl');
 t.before(async () => {
-  writeFileSync(join(dir, 'pods.yaml'), [pod('web', 'default', 'app: web'), pod('db', 'default', 'app: db'), pod('reader', 'sensors', 'app: reader')].join('---\n'));
+  writeFileSync(
+    join(dir, 'pods.yaml'),
+    [
+      pod('web', 'default', 'app: web'),
+      pod('db', 'default', 'app: db'),
+      pod('reader', 'sensors', 'app: reader'),
+    ].join('---\n'),
+  );
   // A frozen clock keeps AGE identical between the kubectl and outpost runs compared below.
   const frozen = Date.now();
   agent = await startTestAgent({ manifests: dir, now: () => frozen });
@@ -47,7 +54,10 @@ t('get pods -A prints every pod with its namespace', async () => {
 t('get po (short name) in one namespace, and -o wide', async () => {
   const r = await kubectl(agent.url, ['get', 'po', '-n', 'sensors', '-o', 'wide']);
   assert.is(r.code, 0, r.stderr);
-  assert.match(r.stdout, /^NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE\s+IP\s+NODE\s+NOMINATED NODE\s+READINESS GATES\n/);
+  assert.match(
+    r.stdout,
+    /^NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE\s+IP\s+NODE\s+NOMINATED NODE\s+READINESS GATES\n/,
+  );
   assert.match(r.stdout, /reader\s+0\/1\s+Pending\s+0\s+\S+\s+<none>\s+edge-1\s+<none>\s+<none>/);
 });
 
@@ -64,7 +74,15 @@ t('get pod -o yaml is the stored pod', async () => {
 t('label and field selectors are applied by the server', async () => {
   const byLabel = await kubectl(agent.url, ['get', 'pods', '-l', 'app in (db,reader)', '-A', '-o', 'name']);
   assert.is(byLabel.stdout, 'pod/db\npod/reader\n');
-  const byField = await kubectl(agent.url, ['get', 'pods', '-A', '--field-selector', 'metadata.namespace!=default', '-o', 'name']);
+  const byField = await kubectl(agent.url, [
+    'get',
+    'pods',
+    '-A',
+    '--field-selector',
+    'metadata.namespace!=default',
+    '-o',
+    'name',
+  ]);
   assert.is(byField.stdout, 'pod/reader\n');
   const bad = await kubectl(agent.url, ['get', 'pods', '--field-selector', 'spec.bogus=1']);
   assert.is(bad.code, 1);
@@ -78,14 +96,17 @@ t('get pod missing prints the exact NotFound line', async () => {
   assert.is(r.stderr.trim(), 'Error from server (NotFound): pods "missing" not found');
 });
 
-t('an empty namespace prints kubectl\'s empty message', async () => {
+t("an empty namespace prints kubectl's empty message", async () => {
   const r = await kubectl(agent.url, ['get', 'pods', '-n', 'nothing-here']);
   assert.is(r.code, 0);
   assert.is(r.stderr.trim(), 'No resources found in nothing-here namespace.');
 });
 
 t('get pods -w sees a manifest change', async () => {
-  const watching = kubectl(agent.url, ['get', 'pods', '-w', '-n', 'default'], { untilStdout: /late\s/ , timeoutMs: 15_000 });
+  const watching = kubectl(agent.url, ['get', 'pods', '-w', '-n', 'default'], {
+    untilStdout: /late\s/,
+    timeoutMs: 15_000,
+  });
   await new Promise((r) => setTimeout(r, 1500));
   writeFileSync(join(dir, 'late.yaml'), pod('late', 'default', 'app: late'));
   const r = await watching;
@@ -114,7 +135,10 @@ t('outpost get prints what kubectl prints', async () => {
 });
 
 t('outpost get -w sees a manifest change', async () => {
-  const watching = outpost(['get', 'pods', '-w', '-s', agent.url], { untilStdout: /later\s/, timeoutMs: 15_000 });
+  const watching = outpost(['get', 'pods', '-w', '-s', agent.url], {
+    untilStdout: /later\s/,
+    timeoutMs: 15_000,
+  });
   await new Promise((r) => setTimeout(r, 1500));
   writeFileSync(join(dir, 'later.yaml'), pod('later', 'default', 'app: later'));
   const r = await watching;

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -6,7 +6,6 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { MetabaseError, openMetabase, SCHEMA_VERSION } from '../../db/open.ts';
 import { renderMigrations } from '../../scripts/gen-migrations.ts';
-import { readFileSync } from 'node:fs';
 
 test('the metabase is WAL with full durability and the current schema version', () => {
   const dir = mkdtempSync(join(tmpdir(), 'outpost-db-'));
@@ -28,7 +27,10 @@ test('a metabase written by a newer Outpost is refused and left untouched', () =
   raw.pragma(`user_version = ${SCHEMA_VERSION + 1}`);
   raw.exec('CREATE TABLE future (x)');
   raw.close();
-  assert.throws(() => openMetabase(dir), (e: unknown) => e instanceof MetabaseError && /newer Outpost/.test((e as Error).message));
+  assert.throws(
+    () => openMetabase(dir),
+    (e: unknown) => e instanceof MetabaseError && /newer Outpost/.test((e as Error).message),
+  );
   const after = new Database(join(dir, 'outpost.db'));
   assert.is(after.pragma('user_version', { simple: true }), SCHEMA_VERSION + 1);
   assert.ok(after.prepare("SELECT name FROM sqlite_master WHERE name = 'future'").get());

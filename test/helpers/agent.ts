@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Agent, startAgent } from '../../lib/agent.ts';
+import { systemClock } from '../../lib/clock.ts';
 import { resolveServeConfig } from '../../lib/config.ts';
 import { silentLogger } from '../../lib/log.ts';
 
@@ -12,15 +13,41 @@ export interface TestAgent extends Agent {
 }
 
 /** An in-process agent on a free loopback port with its own temporary data directory. */
-export async function startTestAgent(opts: { manifests?: string; nodeName?: string; dataDir?: string; now?: () => number } = {}): Promise<TestAgent> {
+export async function startTestAgent(
+  opts: {
+    manifests?: string;
+    nodeName?: string;
+    dataDir?: string;
+    now?: () => number;
+    runtimeEndpoint?: string;
+  } = {},
+): Promise<TestAgent> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'outpost-test-'));
   const config = resolveServeConfig(
-    { listen: '127.0.0.1:0', dataDir, manifests: opts.manifests, nodeName: opts.nodeName ?? 'edge-1', logLevel: 'silent' },
+    {
+      listen: '127.0.0.1:0',
+      dataDir,
+      manifests: opts.manifests,
+      nodeName: opts.nodeName ?? 'edge-1',
+      logLevel: 'silent',
+      runtimeEndpoint: opts.runtimeEndpoint,
+    },
     {},
   );
-  const agent = await startAgent(config, silentLogger, opts.now);
+  const clock = opts.now ? { ...systemClock, now: opts.now } : systemClock;
+  const agent = await startAgent(config, silentLogger, {
+    clock,
+    runPods: opts.runtimeEndpoint !== undefined,
+  });
   return {
-    ...agent,
+    url: agent.url,
+    store: agent.store,
+    metabase: agent.metabase,
+    supervisor: agent.supervisor,
+    get pods() {
+      return agent.pods;
+    },
+    close: () => agent.close(),
     dataDir,
     async stop() {
       await agent.close();
@@ -67,10 +94,18 @@ const kubectlHome = mkdtempSync(join(tmpdir(), 'outpost-kubectl-home-'));
 /** The real kubectl against `server`, with a fresh HOME so no cached discovery leaks between runs. */
 export function kubectl(server: string, args: string[], opts: Parameters<typeof run>[2] = {}): Promise<Run> {
   const env = { ...process.env, HOME: kubectlHome, KUBECONFIG: join(kubectlHome, 'none') };
-  return run('kubectl', [`--server=${server}`, `--cache-dir=${join(kubectlHome, 'cache', String(Date.now()))}`, ...args], { ...opts, env });
+  return run(
+    'kubectl',
+    [`--server=${server}`, `--cache-dir=${join(kubectlHome, 'cache', String(Date.now()))}`, ...args],
+    { ...opts, env },
+  );
 }
 
 /** The `outpost` CLI from source (tsx), as a user would run it. */
 export function outpost(args: string[], opts: Parameters<typeof run>[2] = {}): Promise<Run> {
-  return run(process.execPath, ['--import', 'tsx', join(import.meta.dirname, '../../bin/outpost.ts'), ...args], opts);
+  return run(
+    process.execPath,
+    ['--import', 'tsx', join(import.meta.dirname, '../../bin/outpost.ts'), ...args],
+    opts,
+  );
 }

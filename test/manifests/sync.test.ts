@@ -21,23 +21,35 @@ spec:
 
 function setup() {
   const dir = mkdtempSync(join(tmpdir(), 'outpost-manifests-'));
-  const store = createStore(openMetabase(':memory:'), { host: 'edge-1', now: () => Date.parse('2026-01-01T00:00:00Z') });
+  const store = createStore(openMetabase(':memory:'), {
+    host: 'edge-1',
+    now: () => Date.parse('2026-01-01T00:00:00Z'),
+  });
   const sync = new ManifestSync({ dir, nodeName: 'edge-1', store, log: silentLogger });
   return { dir, store, sync, done: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
 test('parse: multi-document YAML, List and JSON, with line numbers on errors', () => {
   const multi = parseManifest('a.yaml', `${pod('a')}---\n${pod('b')}---\n`);
-  assert.equal(multi.objects.map((o) => o.object.metadata.name), ['a', 'b']);
+  assert.equal(
+    multi.objects.map((o) => o.object.metadata.name),
+    ['a', 'b'],
+  );
   assert.equal(multi.objects[1]!.line, 10);
-  const list = parseManifest('l.json', JSON.stringify({ kind: 'List', items: [{ kind: 'Pod', metadata: { name: 'x' } }] }));
+  const list = parseManifest(
+    'l.json',
+    JSON.stringify({ kind: 'List', items: [{ kind: 'Pod', metadata: { name: 'x' } }] }),
+  );
   assert.equal(list.objects[0]!.object.kind, 'Pod');
   const typed = parseManifest('p.yaml', 'kind: PodList\nitems:\n  - metadata: {name: y}\n');
   assert.equal(typed.objects[0]!.object.kind, 'Pod');
   const broken = parseManifest('bad.yaml', `${pod('ok')}---\nkind: Pod\nmetadata:\n  name: [unclosed\n`);
   assert.is(broken.objects.length, 1);
   assert.ok(broken.problems[0]!.line! >= 10, `line ${broken.problems[0]!.line}`);
-  assert.is(parseManifest('k.yaml', 'metadata: {name: z}\n').problems[0]!.message, "Object 'Kind' is missing");
+  assert.is(
+    parseManifest('k.yaml', 'metadata: {name: z}\n').problems[0]!.message,
+    "Object 'Kind' is missing",
+  );
   assert.is(parseManifest('s.yaml', '- 1\n- 2\n').problems.length, 1);
 });
 
@@ -110,7 +122,8 @@ test('sync: the watcher reflects a new file within a second', async () => {
   sync.watch((e) => assert.unreachable(String(e)));
   writeFileSync(join(dir, 'late.yaml'), pod('late'));
   const deadline = Date.now() + 3000;
-  while (!store.pods.get('default', 'late') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  while (!store.pods.get('default', 'late') && Date.now() < deadline)
+    await new Promise((r) => setTimeout(r, 20));
   sync.close();
   assert.ok(store.pods.get('default', 'late'));
   done();

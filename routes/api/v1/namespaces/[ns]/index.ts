@@ -1,6 +1,6 @@
-import { param } from '../../../../../lib/http/params.ts';
 import { factory } from '../../../../../lib/http/factory.ts';
 import { wantsTable } from '../../../../../lib/http/negotiate.ts';
+import { param } from '../../../../../lib/http/params.ts';
 import { namespaceTable } from '../../../../../lib/kube/printers/namespaces.ts';
 import { notFound } from '../../../../../lib/kube/status.ts';
 import { parseIncludeObject } from '../../../../../lib/kube/table.ts';

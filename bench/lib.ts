@@ -1,0 +1,106 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { Pool } from 'undici';
+
+/** Latency statistics in milliseconds. */
+export interface Stats {
+  n: number;
+  p50: number;
+  p99: number;
+  mean: number;
+  perSecond: number;
+}
+
+export function stats(samplesMs: number[], wallMs: number): Stats {
+  const s = [...samplesMs].sort((a, b) => a - b);
+  const q = (p: number) => s[Math.min(s.length - 1, Math.floor(p * s.length))]!;
+  return {
+    n: s.length,
+    p50: q(0.5),
+    p99: q(0.99),
+    mean: s.reduce((a, b) => a + b, 0) / s.length,
+    perSecond: (s.length / wallMs) * 1000,
+  };
+}
+
+/** Times `fn` `n` times in a row, in this process. */
+export function timeSync(n: number, fn: () => void): Stats {
+  const samples: number[] = [];
+  const t0 = performance.now();
+  for (let i = 0; i < n; i++) {
+    const t = performance.now();
+    fn();
+    samples.push(performance.now() - t);
+  }
+  return stats(samples, performance.now() - t0);
+}
+
+/** Sends `n` GETs over `connections` keep-alive connections and times each. */
+export async function load(
+  url: string,
+  path: string,
+  n: number,
+  connections: number,
+  headers: Record<string, string> = {},
+): Promise<Stats> {
+  const pool = new Pool(url, { connections, pipelining: 1 });
+  const samples: number[] = [];
+  let next = 0;
+  const t0 = performance.now();
+  const worker = async () => {
+    while (next < n) {
+      next++;
+      const t = performance.now();
+      const res = await pool.request({ method: 'GET', path, headers });
+      await res.body.arrayBuffer();
+      if (res.statusCode !== 200) throw new Error(`${path}: HTTP ${res.statusCode}`);
+      samples.push(performance.now() - t);
+    }
+  };
+  await Promise.all(Array.from({ length: connections }, worker));
+  const wall = performance.now() - t0;
+  await pool.close();
+  return stats(samples, wall);
+}
+
+/** Resident memory of a process in MB, from /proc. */
+export function rssMb(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : Number.NaN;
+}
+
+/** Starts a process and resolves once GET url+path answers 200, with the time that took. */
+export async function startAndWait(
+  cmd: string,
+  args: string[],
+  url: string,
+  path = '/readyz',
+  env = process.env,
+) {
+  const t0 = performance.now();
+  const child: ChildProcess = spawn(cmd, args, { stdio: ['ignore', 'ignore', 'inherit'], env });
+  for (;;) {
+    try {
+      const res = await fetch(url + path);
+      if (res.ok) break;
+    } catch {}
+    if (child.exitCode !== null) throw new Error(`${cmd} exited with ${child.exitCode}`);
+    await new Promise((r) => setTimeout(r, 2));
+  }
+  return { child, readyMs: performance.now() - t0 };
+}
+
+const fmt = (v: number, d = 2) => (Number.isFinite(v) ? v.toFixed(d) : '-');
+
+/** Prints rows as an aligned table. */
+export function printTable(header: string[], rows: (string | number)[][]): void {
+  const cells = [header, ...rows.map((r) => r.map((c) => (typeof c === 'number' ? fmt(c) : c)))];
+  const widths = header.map((_, i) => Math.max(...cells.map((r) => String(r[i]).length)));
+  for (const r of cells)
+    console.log(
+      r
+        .map((c, i) => String(c).padEnd(widths[i]! + 2))
+        .join('')
+        .trimEnd(),
+    );
+}

@@ -1,0 +1,31 @@
+// Shared set-up of the end-to-end suites: the containerd lab, or a skip (a failure under CI=true).
+import { test } from 'uvu';
+import { type Lab, startLab } from '../../scripts/lab.ts';
+
+export const ci = Boolean(process.env.CI) && process.env.CI !== 'false';
+
+/** Starts (or reuses) the lab; without one, registers a skipped test (or a failing one under CI). */
+export async function labOrSkip(file: string): Promise<Lab | undefined> {
+  const lab = await startLab({ log: () => {} }).catch((e: Error) => e);
+  if (!(lab instanceof Error)) return lab;
+  if (ci) {
+    test('the containerd lab starts', () => {
+      throw lab;
+    });
+  } else {
+    process.stderr.write(`skipping ${file}: the containerd lab did not start: ${lab.message}\n`);
+    test.skip(`${file} (no containerd lab)`, () => {});
+  }
+  return undefined;
+}
+
+/** Polls `fn` until it returns a truthy value or the time is up (then returns the last value). */
+export async function waitFor<T>(fn: () => T | Promise<T>, timeoutMs = 20_000, everyMs = 100): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last = await fn();
+  while (!last && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, everyMs));
+    last = await fn();
+  }
+  return last;
+}
