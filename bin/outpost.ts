@@ -57,8 +57,11 @@ program
     process.on('SIGINT', () => stop('SIGINT'));
   });
 
-addGet(program, setExit);
-addGet(program.command('ctl').description('keadm ctl compatible commands (get, ...)'), setExit);
+// kubectl-style commands, also under `outpost ctl` for people coming from `keadm ctl`.
+const ctl = program.command('ctl').description('keadm ctl compatible commands (get, describe, restart, logs, exec, edit)');
+for (const parent of [program, ctl]) {
+  addGet(parent, setExit);
+}
 
 clientFlags(program.command('version').description('Print the client and server versions'))
   .option('--client', 'client version only', false)
