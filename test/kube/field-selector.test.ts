@@ -6,7 +6,6 @@ import {
   podFieldSelectorFields,
   requiredEquals,
 } from '../../lib/kube/selectors.ts';
-import { isStatusError } from '../../lib/kube/status.ts';
 import { assertBadRequest } from '../helpers/status.ts';
 
 const pod = {
