@@ -1,11 +1,14 @@
 #!/usr/bin/env node
 import { Command, Option } from 'commander';
-import { MetabaseError } from '../db/open.ts';
-import { startAgent } from '../lib/agent.ts';
 import { CliError } from '../lib/cli/client.ts';
 import { addGet, clientFlags, runClient } from '../lib/cli/commands.ts';
-import { ConfigError, resolveServeConfig } from '../lib/config.ts';
-import { createLogger } from '../lib/log.ts';
+import { addDescribe } from '../lib/cli/describe.ts';
+import { addEdit } from '../lib/cli/edit.ts';
+import { addExec } from '../lib/cli/exec.ts';
+import { addLogs } from '../lib/cli/logs.ts';
+import { addMapper } from '../lib/cli/mapper.ts';
+import { addRestart } from '../lib/cli/restart.ts';
+import { exitCodeOf } from '../lib/supervisor/exit-codes.ts';
 import { OUTPOST_VERSION, type versionInfo } from '../lib/version.ts';
 
 let exitCode = 0;
@@ -24,9 +27,13 @@ program
   .description('Run the node agent (each flag may also be set as OUTPOST_<FLAG>, e.g. OUTPOST_DATA_DIR)')
   .option('--listen <host:port>', 'address of the local API (default 127.0.0.1:10550)')
   .option('--data-dir <dir>', 'where the metabase lives (default ./data)')
-  .option('--manifests <dir>', 'directory of static Pod/ConfigMap/Secret manifests (YAML or JSON), watched')
+  .option(
+    '--manifests <dir>',
+    'directory of static Pod/ConfigMap/Secret/Device/DeviceModel manifests (YAML or JSON), watched',
+  )
   .option('--node-name <name>', 'this node’s name (default: the host name)')
   .option('--runtime-endpoint <url>', 'CRI endpoint (default unix:///run/containerd/containerd.sock)')
+  .option('--dmi-socket <path>', 'DMI socket device mappers register on (default DATA_DIR/dmi.sock)')
   .addOption(
     new Option('--durability <mode>', 'metabase fsync: full (every commit) or normal').choices([
       'full',
@@ -37,31 +44,58 @@ program
     new Option('--log-level <level>', 'log level').choices(['debug', 'info', 'warn', 'error', 'silent']),
   )
   .action(async (flags) => {
-    const config = resolveServeConfig(flags);
-    const log = createLogger(config.logLevel);
-    const agent = await startAgent(config, log);
-    let stopping = false;
-    const stop = (signal: string) => {
-      if (stopping) return;
-      stopping = true;
-      log.info({ signal }, 'shutting down');
-      agent.close().then(
-        () => process.exit(0),
-        (err) => {
-          log.error({ err }, 'shutdown failed');
-          process.exit(1);
-        },
-      );
-    };
-    process.on('SIGTERM', () => stop('SIGTERM'));
-    process.on('SIGINT', () => stop('SIGINT'));
+    // Loaded on demand: each command evaluates only the modules it uses (start-up time).
+    const { serve } = await import('../lib/cli/serve.ts');
+    await serve(flags);
+  });
+
+program
+  .command('supervise')
+  .description(
+    'Run `outpost serve` as a child, restarting it with backoff when it crashes (boards without systemd)',
+  )
+  .usage('[--log-level LEVEL] -- [serve flags]')
+  .argument('[serve-flags...]', 'flags for outpost serve, after --')
+  .addOption(
+    new Option('--log-level <level>', 'the supervisor’s own log level')
+      .choices(['debug', 'info', 'warn', 'error', 'silent'])
+      .default('info'),
+  )
+  .allowUnknownOption()
+  .action(async (serveFlags: string[], o) => {
+    const { supervise } = await import('../lib/cli/supervise.ts');
+    setExit(await supervise(serveFlags, { logLevel: o.logLevel }));
+  });
+
+program
+  .command('status')
+  .description('Print each module’s readiness (/readyz?verbose); exit 1 unless ready')
+  // The client flags, declared here so that this command loads none of the client's modules.
+  .addOption(
+    new Option('-s, --server <url>', 'the Outpost API')
+      .env('OUTPOST_SERVER')
+      .default('http://127.0.0.1:10550'),
+  )
+  .addOption(new Option('--token <token>', 'bearer token').env('OUTPOST_TOKEN'))
+  .action(async (o) => {
+    const { status } = await import('../lib/cli/status.ts');
+    setExit(await status(o));
   });
 
 // kubectl-style commands, also under `outpost ctl` for people coming from `keadm ctl`.
-const ctl = program.command('ctl').description('keadm ctl compatible commands (get, describe, restart, logs, exec, edit)');
+const ctl = program
+  .command('ctl')
+  .description('keadm ctl compatible commands (get, describe, restart, logs, exec, edit)');
 for (const parent of [program, ctl]) {
   addGet(parent, setExit);
+  addLogs(parent, setExit);
+  addExec(parent, setExit);
+  addDescribe(parent, setExit);
+  addRestart(parent, setExit);
+  addEdit(parent, setExit);
 }
+
+addMapper(program);
 
 clientFlags(program.command('version').description('Print the client and server versions'))
   .option('--client', 'client version only', false)
@@ -81,13 +115,11 @@ try {
   await program.parseAsync(process.argv);
   if (exitCode) process.exitCode = exitCode;
 } catch (e) {
-  if (e instanceof ConfigError || e instanceof CliError) {
-    process.stderr.write(`error: ${e.message.replace(/^error: /, '')}\n`);
-    process.exit(e instanceof ConfigError ? 2 : e.exitCode);
-  }
-  if (e instanceof MetabaseError) {
-    process.stderr.write(`error: ${e.message}\n`);
-    process.exit(3);
+  // Configuration (2), data directory / metabase (3) and other fatal start-up errors: one clear line.
+  const code = e instanceof CliError ? e.exitCode : exitCodeOf(e);
+  if (code !== undefined) {
+    process.stderr.write(`error: ${(e as Error).message.replace(/^error: /, '')}\n`);
+    process.exit(code);
   }
   throw e;
 }

@@ -23,4 +23,8 @@ export const migrations: Migration[] = [
       "CREATE UNIQUE INDEX `pods_ns_name` ON `pods` (`namespace`,`name`);",
       "CREATE INDEX `pods_rv` ON `pods` (`resource_version`);"
   ] },
+  { tag: "0001_audit", statements: [
+      "CREATE TABLE `audit` (\n\t`id` integer PRIMARY KEY AUTOINCREMENT NOT NULL,\n\t`at` text NOT NULL,\n\t`user` text NOT NULL,\n\t`role` text NOT NULL,\n\t`source` text,\n\t`verb` text NOT NULL,\n\t`path` text NOT NULL,\n\t`namespace` text,\n\t`name` text,\n\t`detail` text,\n\t`code` integer NOT NULL\n);",
+      "CREATE INDEX `audit_at` ON `audit` (`at`);"
+  ] },
 ];

@@ -119,3 +119,23 @@ export const deviceModels = sqliteTable(
   },
   (t) => [uniqueIndex('device_models_ns_name').on(t.namespace, t.name)],
 );
+
+/** Every mutating call (restart, exec, device edit): who, what, when, result. */
+export const audit = sqliteTable(
+  'audit',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    at: text('at').notNull(),
+    user: text('user').notNull(),
+    role: text('role').notNull(),
+    source: text('source'),
+    verb: text('verb').notNull(),
+    path: text('path').notNull(),
+    namespace: text('namespace'),
+    name: text('name'),
+    /** What was asked, e.g. the exec command or the device patch, as JSON. */
+    detail: text('detail'),
+    code: integer('code').notNull(),
+  },
+  (t) => [index('audit_at').on(t.at)],
+);

@@ -5,11 +5,16 @@ import type { Clock } from './clock.ts';
 import { systemClock } from './clock.ts';
 import { ConfigError, parseListen, type ServeConfig } from './config.ts';
 import { CriClient } from './cri/client.ts';
+import { Dmi, dmiSocketPath } from './dmi/module.ts';
 import type { Deps } from './http/env.ts';
 import type { Logger } from './log.ts';
 import { ManifestSync } from './manifests/sync.ts';
+import { createMetrics, timeMetabaseWrites } from './metrics.ts';
 import { PodManager } from './pods/manager.ts';
 import { ProbeManager } from './pods/probes.ts';
+import { RestartRequests } from './pods/restart-requests.ts';
+import { connectRuntime, runtimeModule } from './pods/runtime-module.ts';
+import { RuntimeReachability } from './pods/runtime-reachability.ts';
 import { listen, type RunningServer } from './server.ts';
 import { createStore, type Store } from './store/index.ts';
 import { ExitCode, FatalError } from './supervisor/exit-codes.ts';
@@ -63,10 +68,23 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
     clock,
     onFatal: (err) => (opts.onFatal ? opts.onFatal(err) : log.error({ err }, 'fatal module failure')),
   });
+  const metrics = createMetrics({ pods: () => store.pods.list().items });
+  supervisor.on('change', (m) => metrics.module(m));
+  timeMetabaseWrites(metabase.sqlite, (seconds) => metrics.metabaseWrite(seconds));
   const cri =
     opts.runPods === false
       ? undefined
-      : new CriClient({ endpoint: config.runtimeEndpoint, logger: log.child({ module: 'cri' }) });
+      : new CriClient({
+          endpoint: config.runtimeEndpoint,
+          logger: log.child({ module: 'cri' }),
+          onCall: (method, code, seconds) => metrics.cri(method, code, seconds),
+          // While the runtime is down gRPC retries the socket every second (a cheap connect()).
+          channelOptions: {
+            'grpc.initial_reconnect_backoff_ms': 1_000,
+            'grpc.max_reconnect_backoff_ms': 1_000,
+          },
+        });
+  const dmi = new Dmi({ store, log: log.child({ module: 'dmi' }), socket: dmiSocketPath(config), clock });
   const deps: Deps = {
     store,
     log,
@@ -75,6 +93,9 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
     shutdown: shutdown.signal,
     health: () => supervisor.snapshot(),
     cri,
+    dmi: dmi.manager,
+    restarts: cri ? new RestartRequests(now) : undefined,
+    metrics,
   };
 
   // The API listens before anything else runs, so cached reads never wait for the runtime.
@@ -83,7 +104,8 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
     server = await listen(createApp(deps), host, port);
   } catch (e) {
     metabase.close();
-    throw new ConfigError(`--listen ${config.listen}: ${(e as Error).message}`);
+    // Not a configuration exit: the port may be free again on the next try (outpost supervise).
+    throw new FatalError(ExitCode.ListenFailed, `--listen ${config.listen}: ${(e as Error).message}`);
   }
   supervisor.register({
     name: 'api',
@@ -133,26 +155,20 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
       },
     });
   }
+  // Devices: the DMI server for mappers, the registry reloaded from the metabase, pushes to mappers.
+  supervisor.register({ name: 'dmi', policy: 'Always', run: (ctx) => dmi.run(ctx) });
   if (cri) {
-    supervisor.register({
-      name: 'runtime',
-      policy: 'Always',
-      health: { intervalMs: 5_000, failureThreshold: 2, check: async () => void (await cri.version()) },
-      run: async (ctx) => {
-        const v = await cri.version();
-        ctx.log.info(
-          {
-            endpoint: cri.endpoint,
-            runtime: v.runtimeName,
-            version: v.runtimeVersion,
-            cri: v.runtimeApiVersion,
-          },
-          'container runtime connected',
-        );
-        ctx.ready();
-        await untilAborted(ctx.signal);
-      },
+    // Pods are served from the metabase whatever the runtime does; their RuntimeReachable
+    // condition says whether what they show is live. Once the runtime answers, the pods module
+    // starts at once instead of waiting out its own backoff.
+    const reach = new RuntimeReachability({
+      store,
+      nodeName: config.nodeName,
+      endpoint: cri.endpoint,
+      now,
+      log,
     });
+    supervisor.register(runtimeModule({ cri, reach, onConnected: () => supervisor.retryNow('pods') }));
     supervisor.register({
       name: 'pods',
       policy: 'Always',
@@ -191,10 +207,13 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
           log: log.child({ module: 'pods' }),
           nodeName: config.nodeName,
           dataDir: config.dataDir,
+          restarts: deps.restarts,
         });
         // Probe callbacks may fire during the first syncs: the manager must be reachable before start().
         pods = manager;
         try {
+          // While the runtime is absent this fails at once with a clear reason (no socket).
+          await connectRuntime(cri, 5_000);
           await manager.start();
           ctx.ready();
           await untilAborted(ctx.signal);
@@ -207,6 +226,7 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
     });
   }
   supervisor.start();
+  let closing: Promise<void> | undefined;
   log.info(
     {
       version: OUTPOST_VERSION,
@@ -226,13 +246,16 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
     get pods() {
       return pods;
     },
-    async close() {
-      shutdown.abort();
-      await server.close();
-      await supervisor.stop();
-      cri?.close();
-      metabase.close();
-      log.info({}, 'outpost stopped');
+    close() {
+      closing ??= (async () => {
+        shutdown.abort();
+        await server.close();
+        await supervisor.stop();
+        cri?.close();
+        metabase.close();
+        log.info({}, 'outpost stopped');
+      })();
+      return closing;
     },
   };
 }

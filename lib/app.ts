@@ -2,6 +2,7 @@ import { Hono, type MiddlewareHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { routes } from '../routes/_table.gen.ts';
 import type { AppEnv, Deps } from './http/env.ts';
+import { httpMetrics } from './http/metrics.ts';
 import { internal, StatusError } from './kube/status.ts';
 
 export const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
@@ -10,6 +11,7 @@ export type Method = (typeof METHODS)[number];
 /** Builds the HTTP app over the given dependencies: one middleware sets them, every error is a Status. */
 export function createApp(deps: Deps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
+  if (deps.metrics) app.use(httpMetrics(deps.metrics));
   app.use(async (c, next) => {
     for (const [key, value] of Object.entries(deps)) c.set(key as keyof Deps, value as never);
     await next();

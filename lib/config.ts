@@ -25,6 +25,8 @@ export const serveConfig = z.object({
     .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'must be a lowercase RFC 1123 subdomain')
     .default(() => hostname().toLowerCase()),
   runtimeEndpoint: z.string().default('unix:///run/containerd/containerd.sock'),
+  /** The DMI DeviceManagerService unix socket mappers register on; unset: `DATA_DIR/dmi.sock`. */
+  dmiSocket: z.string().min(1).optional(),
   durability: z.enum(['full', 'normal']).default('full'),
   logLevel: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
 });

@@ -14,7 +14,13 @@ export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 /** JSON lines on stderr, so stdout stays free for command output. */
 export function createLogger(level: LogLevel = 'info'): Logger {
   return pino(
-    { level, base: { pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime },
+    {
+      level,
+      base: { pid: process.pid },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      // `"level":"warn"` rather than pino's 40: readable in journalctl and with jq.
+      formatters: { level: (label) => ({ level: label }) },
+    },
     pino.destination(2),
   );
 }

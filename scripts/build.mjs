@@ -2,7 +2,21 @@
 // Bundles Outpost into one file, dist/outpost.mjs, for small ARM boards: only the native
 // better-sqlite3 addon stays external (it must sit in node_modules beside the bundle).
 import { chmodSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { build } from 'esbuild';
+
+// zod bundles every locale's error messages (~250 KiB minified) for `z.config(z.locales.xx())`;
+// Outpost only speaks English. Parsing that much costs start-up time on small boards.
+const zodEnglishOnly = {
+  name: 'zod-english-only',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]zod[\\/]v4[\\/]locales[\\/]index\.js$/ }, (args) => ({
+      contents: 'export { default as en } from "./en.js";',
+      loader: 'js',
+      resolveDir: dirname(args.path),
+    }));
+  },
+};
 
 const started = Date.now();
 const result = await build({
@@ -23,6 +37,7 @@ const result = await build({
   },
   metafile: true,
   logLevel: 'warning',
+  plugins: [zodEnglishOnly],
 });
 chmodSync('dist/outpost.mjs', 0o755);
 const bytes = result.metafile.outputs['dist/outpost.mjs'].bytes;

@@ -631,6 +631,41 @@ async function teardown(p: Paths, log: (l: string) => void): Promise<void> {
   if (!p.socket.startsWith(`${p.dir}/`)) rmSync(resolve(p.socket, '..'), { recursive: true, force: true });
 }
 
+/**
+ * Simulates a power cut of the running lab: containerd, its shims and every container are killed
+ * with SIGKILL, the state that lives on tmpfs on a real node (containerd's state dir, runc's root,
+ * the mounts) is dropped, and containerd starts again on the same root, so the runtime still
+ * lists the pods' sandboxes (NotReady) and containers (Exited), as after a reboot. With `wipe`
+ * the root goes too (a node whose runtime storage was reset): the runtime comes back empty, with
+ * the lab images imported again. Handles taken before are void: stop the lab with stopLab().
+ */
+export function powerCut(
+  opts: LabOptions & { wipe?: boolean } = {},
+): Promise<{ pid: number; endpoint: string }> {
+  const p = paths(opts);
+  const log = opts.log ?? defaultLog;
+  return locked(p, async () => {
+    const pid = runningPid(p);
+    if (!pid) throw new Error(`lab: no containerd running in ${p.dir}`);
+    process.kill(pid, 'SIGKILL');
+    for (let i = 0; i < 100 && cmdline(pid).length > 0; i++) await sleep(20);
+    for (const shim of shimPids(p)) process.kill(shim, 'SIGKILL');
+    const runcRoot = join(p.dir, 'runc', 'k8s.io');
+    const ids = existsSync(runcRoot) ? readdirSync(runcRoot) : [];
+    // runc kills what is left in each container's cgroup and removes the cgroup, as a reboot would.
+    await Promise.all(
+      ids.map((id) => run('runc', ['--root', runcRoot, 'delete', '--force', id]).catch(() => {})),
+    );
+    unmountAll(p);
+    for (const d of opts.wipe ? ['state', 'runc', 'root'] : ['state', 'runc'])
+      rmSync(join(p.dir, d), { recursive: true, force: true });
+    const next = await startContainerd(p, log);
+    if (opts.wipe) await importImages(p, await buildImages(p, log), log);
+    log(`power cut: containerd ${pid} and ${ids.length} container(s) killed, containerd ${next} started`);
+    return { pid: next, endpoint: `unix://${p.socket}` };
+  });
+}
+
 /** The running lab's PID and endpoint, or undefined. */
 export function labStatus(opts: LabOptions = {}): { pid: number; endpoint: string; dir: string } | undefined {
   const p = paths(opts);

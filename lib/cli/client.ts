@@ -40,7 +40,15 @@ export class ApiClient {
   async send(
     method: string,
     path: string,
-    opts: { accept?: string; body?: unknown; query?: Record<string, string | string[] | undefined> } = {},
+    opts: {
+      accept?: string;
+      body?: unknown;
+      /** Of the JSON body; default `application/json` (e.g. `application/merge-patch+json`). */
+      contentType?: string;
+      query?: Record<string, string | string[] | undefined>;
+      /** Longest silence allowed between body chunks, in ms; 0 for streams that may idle (logs -f). */
+      bodyTimeout?: number;
+    } = {},
   ) {
     const url = new URL(path, this.#server);
     for (const [k, v] of Object.entries(opts.query ?? {})) {
@@ -54,9 +62,10 @@ export class ApiClient {
         headers: {
           ...this.#headers,
           accept: opts.accept ?? 'application/json',
-          ...(opts.body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...(opts.body === undefined ? {} : { 'content-type': opts.contentType ?? 'application/json' }),
         },
         ...(opts.body === undefined ? {} : { body: JSON.stringify(opts.body) }),
+        ...(opts.bodyTimeout === undefined ? {} : { bodyTimeout: opts.bodyTimeout }),
       });
     } catch (e) {
       const code = (e as { code?: string }).code;

@@ -32,6 +32,8 @@ export class TabWriter {
   constructor(
     private readonly minWidth = 6,
     private readonly padding = 3,
+    /** Off for plain Go text/tabwriter (kubectl describe): widths are per block only. */
+    private readonly rememberWidths = true,
   ) {}
 
   /** Buffers text; like Go, a line without tabs flushes what came before it. */
@@ -86,9 +88,11 @@ export class TabWriter {
         width = Math.max(width, line[col]!.width + this.padding);
       }
       // RememberWidths: a column never gets narrower than it was in an earlier flush.
-      if (this.maxWidths.length < col) this.maxWidths.push(...this.widths.slice(this.maxWidths.length));
-      if (this.maxWidths.length === col) this.maxWidths.push(width);
-      else width = this.maxWidths[col] = Math.max(width, this.maxWidths[col]!);
+      if (this.rememberWidths) {
+        if (this.maxWidths.length < col) this.maxWidths.push(...this.widths.slice(this.maxWidths.length));
+        if (this.maxWidths.length === col) this.maxWidths.push(width);
+        else width = this.maxWidths[col] = Math.max(width, this.maxWidths[col]!);
+      }
       this.widths.push(width);
       this.format(line0, t);
       this.widths.pop();

@@ -16,6 +16,19 @@ const RESOURCES: [string[], CliResource][] = [
     ['namespace', 'namespaces', 'ns'],
     { plural: 'namespaces', kind: 'Namespace', namespaced: false, base: '/api/v1' },
   ],
+  [
+    ['device', 'devices', 'dev'],
+    { plural: 'devices', kind: 'Device', namespaced: true, base: '/apis/devices.kubeedge.io/v1beta1' },
+  ],
+  [
+    ['devicemodel', 'devicemodels'],
+    {
+      plural: 'devicemodels',
+      kind: 'DeviceModel',
+      namespaced: true,
+      base: '/apis/devices.kubeedge.io/v1beta1',
+    },
+  ],
 ];
 
 /** Resolves `pod`, `pods`, `po` (and `pod/web` forms are split by the caller) to the resource. */

@@ -40,5 +40,27 @@ export const coreResources: ApiResource[] = [
   { name: 'pods/log', singularName: '', namespaced: true, kind: 'Pod', verbs: ['get'] },
 ];
 
-/** API groups beyond the core group (device CRDs join later). */
-export const apiGroups: { name: string; version: string; resources: ApiResource[] }[] = [];
+/** API groups beyond the core group: KubeEdge's device CRDs (edits of a device go through its mapper). */
+export const apiGroups: { name: string; version: string; resources: ApiResource[] }[] = [
+  {
+    name: 'devices.kubeedge.io',
+    version: 'v1beta1',
+    resources: [
+      {
+        name: 'devicemodels',
+        singularName: 'devicemodel',
+        namespaced: true,
+        kind: 'DeviceModel',
+        verbs: ['get', 'list', 'watch'],
+      },
+      {
+        name: 'devices',
+        singularName: 'device',
+        namespaced: true,
+        kind: 'Device',
+        verbs: ['get', 'list', 'patch', 'update', 'watch'],
+        shortNames: ['dev'],
+      },
+    ],
+  },
+];

@@ -1,6 +1,9 @@
 import type { Context } from 'hono';
 import type { CriClient } from '../cri/client.ts';
+import type { DeviceManager } from '../dmi/manager.ts';
 import type { Logger } from '../log.ts';
+import type { Metrics } from '../metrics.ts';
+import type { RestartRequests } from '../pods/restart-requests.ts';
 import type { Store } from '../store/index.ts';
 import type { ModuleSnapshot } from '../supervisor/modules.ts';
 
@@ -16,6 +19,12 @@ export interface Deps {
   health: () => ModuleSnapshot[];
   /** The container runtime, when one is configured (operations answer 503 while it is down). */
   cri?: CriClient | undefined;
+  /** Devices over DMI: edits go through the device's mapper (answers 503 while it is unreachable). */
+  dmi?: DeviceManager | undefined;
+  /** Containers stopped by a restart request, which the lifecycle manager restarts without back-off. */
+  restarts?: RestartRequests | undefined;
+  /** Prometheus metrics (`/metrics`, HTTP request counts); absent in tests that do not need them. */
+  metrics?: Metrics | undefined;
 }
 
 export type AppEnv = { Variables: Deps };

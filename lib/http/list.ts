@@ -37,6 +37,8 @@ export interface Page<T> {
 export interface Listable<T extends KubeObject> {
   resource: string;
   listKind: string;
+  /** The list's apiVersion: `v1` unless given (e.g. `devices.kubeedge.io/v1beta1`). */
+  apiVersion?: string;
   fields: Record<string, (obj: T) => string | undefined>;
   /** Reads a page; `eq` carries the selector's `=` terms the store may push down into SQL. */
   read(
@@ -101,8 +103,9 @@ export function listOrWatch<T extends KubeObject>(
   }
   const metadata: Record<string, string> = { resourceVersion: rv };
   if (token) metadata.continue = token;
-  if (!r.encode) return c.json({ kind: r.listKind, apiVersion: 'v1', metadata, items });
-  const head = JSON.stringify({ kind: r.listKind, apiVersion: 'v1', metadata }).slice(0, -1);
+  const apiVersion = r.apiVersion ?? 'v1';
+  if (!r.encode) return c.json({ kind: r.listKind, apiVersion, metadata, items });
+  const head = JSON.stringify({ kind: r.listKind, apiVersion, metadata }).slice(0, -1);
   const encode = r.encode;
   return c.body(`${head},"items":[${items.map((i) => encode(i)).join(',')}]}`, 200, {
     'Content-Type': 'application/json',

@@ -36,12 +36,18 @@ export const eventsResource = (store: Store): Listable<CoreEvent> => ({
   resource: 'events',
   listKind: 'EventList',
   fields: eventFieldSelectorFields,
-  read(namespace, eq) {
-    return store.events.list({
+  read(namespace, eq, after) {
+    const page = store.events.list({
       namespace: namespace ?? eq.get('metadata.namespace'),
       involvedName: eq.get('involvedObject.name'),
       involvedNamespace: eq.get('involvedObject.namespace'),
     }) as { items: CoreEvent[]; resourceVersion: number };
+    if (!after) return page;
+    // A continue token names the last event served. Events are kept in time order, not name order,
+    // so the next page starts after that event wherever it is; if it is gone, the list ends (it was
+    // served again from the start before, and `describe` followed the tokens forever).
+    const i = page.items.findIndex((e) => e.metadata.namespace === after[0] && e.metadata.name === after[1]);
+    return { ...page, items: i < 0 ? [] : page.items.slice(i + 1) };
   },
   table: (items, now, opts) => eventTable(items, now, opts),
 });

@@ -4,10 +4,11 @@ import type { KubeObject, Pod } from '../kube/types.ts';
 import type { Logger } from '../log.ts';
 import { defaultPod, validatePod } from '../pods/defaults.ts';
 import type { Store } from '../store/index.ts';
+import { applyDeviceManifest, DEVICE_KINDS, deviceManifestProblem, removeStaleDevices } from './devices.ts';
 import { type ManifestProblem, parseManifest } from './parse.ts';
 
 const MANIFEST_FILE = /^[^.].*\.(ya?ml|json)$/i;
-/** Kinds a manifest may hold besides Pod (stored for volumes; devices join them later). */
+/** Kinds a manifest may hold besides Pod and the device kinds (stored for volumes). */
 const OBJECT_KINDS = new Set(['ConfigMap', 'Secret']);
 
 export interface SyncReport {
@@ -68,11 +69,11 @@ export class ManifestSync {
       report.problems.push(...problems);
       for (const { object, line } of objects) {
         const kind = object.kind!;
-        if (kind !== 'Pod' && !OBJECT_KINDS.has(kind)) {
+        if (kind !== 'Pod' && !OBJECT_KINDS.has(kind) && !DEVICE_KINDS.has(kind)) {
           report.problems.push({
             file,
             line,
-            message: `kind ${kind} is not supported in manifests (Pod, ConfigMap, Secret)`,
+            message: `kind ${kind} is not supported in manifests (Pod, ConfigMap, Secret, Device, DeviceModel)`,
           });
           continue;
         }
@@ -100,12 +101,20 @@ export class ManifestSync {
             continue;
           }
         }
+        const deviceProblem = DEVICE_KINDS.has(kind) ? deviceManifestProblem(object) : undefined;
+        if (deviceProblem) {
+          report.problems.push({ file, line, message: deviceProblem });
+          poisoned.add(file);
+          continue;
+        }
         claimed.set(key, file);
         keys.add(key);
         const changed =
           kind === 'Pod'
             ? store.pods.put(defaultPod(object as Pod, nodeName), 'manifest', file)
-            : store.objects.put(object as KubeObject, 'manifest', file);
+            : DEVICE_KINDS.has(kind)
+              ? applyDeviceManifest(store, object, file)
+              : store.objects.put(object as KubeObject, 'manifest', file);
         if (changed !== 'UNCHANGED') report.applied++;
       }
       keep.set(file, keys);
@@ -133,6 +142,7 @@ export class ManifestSync {
         removed++;
       }
     }
+    removed += removeStaleDevices(store, stale);
     return removed;
   }
 

@@ -23,6 +23,24 @@ function defaultContainer(c: Container): void {
   c.imagePullPolicy ??= !digest && (!tag || tag === 'latest') ? 'Always' : 'IfNotPresent';
   c.terminationMessagePath ??= '/dev/termination-log';
   c.terminationMessagePolicy ??= 'File';
+  // The API server's defaults, so `describe` and probes read the same values kubectl expects.
+  for (const port of (c.ports ?? []) as { protocol?: string }[]) port.protocol ??= 'TCP';
+  for (const key of ['livenessProbe', 'readinessProbe', 'startupProbe'] as const) {
+    const probe = c[key] as Record<string, unknown> | undefined;
+    if (!probe || typeof probe !== 'object') continue;
+    probe.timeoutSeconds ??= 1;
+    probe.periodSeconds ??= 10;
+    probe.successThreshold ??= 1;
+    probe.failureThreshold ??= 3;
+    const http = probe.httpGet as Record<string, unknown> | undefined;
+    if (http && typeof http === 'object') {
+      http.path ??= '/';
+      http.scheme ??= 'HTTP';
+    }
+  }
+  for (const env of (c.env ?? []) as { valueFrom?: { fieldRef?: { apiVersion?: string } } }[]) {
+    if (env.valueFrom?.fieldRef) env.valueFrom.fieldRef.apiVersion ??= 'v1';
+  }
 }
 
 /** The API server's checks that matter on a node: names, containers, images, restart policy. */

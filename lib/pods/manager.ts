@@ -10,9 +10,11 @@ import { collectGarbage } from './gc.ts';
 import { ImagePuller } from './images.ts';
 import { nodeIP } from './node-ip.ts';
 import { PodWorker, type Prober } from './pod-worker.ts';
+import type { RestartRequests } from './restart-requests.ts';
 import { fingerprint, groupByPod, type RuntimePod } from './runtime-view.ts';
 import { isCritical } from './sandbox.ts';
 import { Semaphore } from './semaphore.ts';
+import { WriteBatch } from './write-batch.ts';
 
 export interface PodManagerOptions {
   cri: CriClient;
@@ -29,11 +31,25 @@ export interface PodManagerOptions {
   relistMs?: number;
   /** Called with errors of the manager's own background work (relist, sync). */
   onError?: (err: unknown) => void;
+  /** Containers stopped by a restart request (the API marks them, the worker restarts them at once). */
+  restarts?: RestartRequests | undefined;
+  /** How long pods wait at start-up for the system-critical ones' first sync (default 10 s). */
+  criticalFirstMs?: number;
 }
 
 interface Slot {
   running: Promise<void> | undefined;
   again: boolean;
+  /** A relist's view of the pod for the next pass, if nothing was done to the pod since. */
+  view: RuntimePod | undefined;
+  /** Sequence number (see #seq) of the end of the pod's last pass. */
+  endedAt: number;
+}
+
+/** What the manager last knew of a pod's runtime state, and as of which sequence number. */
+interface Known {
+  fingerprint: string;
+  at: number;
 }
 
 /**
@@ -46,7 +62,10 @@ export class PodManager {
   readonly #sem: Semaphore;
   readonly #slots = new Map<string, Slot>();
   readonly #wakes = new Map<string, { at: number; timer: Timer }>();
-  #fingerprints = new Map<string, string>();
+  readonly #writes: WriteBatch;
+  /** Orders relists against the ends of passes: a view listed before a pass ended is stale. */
+  #seq = 0;
+  #known = new Map<string, Known>();
   #desired = new Map<string, string>();
   #relistTimer: Timer | undefined;
   #unsubscribe: (() => void) | undefined;
@@ -57,6 +76,10 @@ export class PodManager {
   constructor(o: PodManagerOptions) {
     this.#o = o;
     this.#sem = new Semaphore(o.parallelism ?? 32);
+    this.#writes = new WriteBatch(o.store.metabase.sqlite, (err) => {
+      o.log.warn({ err }, 'status or event write failed');
+      o.onError?.(err);
+    });
     this.#worker = new PodWorker({
       cri: o.cri,
       store: o.store,
@@ -69,6 +92,8 @@ export class PodManager {
       dataDir: o.dataDir,
       managedBy: metabaseId(o.store),
       wakeAt: (uid, at) => this.#wakeAt(uid, at),
+      restarts: o.restarts,
+      writes: this.#writes,
     });
   }
 
@@ -82,11 +107,16 @@ export class PodManager {
 
   /**
    * Adopts what the runtime already runs and recreates what is missing, all pods in parallel
-   * (system-critical first), then follows the metabase and the runtime. Resolves once every pod
-   * has had its first sync.
+   * (the system-critical ones first: the others wait for their first sync, up to criticalFirstMs),
+   * then follows the metabase and the runtime. One relist serves every pod's first pass. Resolves
+   * once every pod has had its first sync.
    */
   async start(): Promise<void> {
     const { store } = this.#o;
+    // The desired specs are known before the first event arrives: status writes (other modules
+    // rewrite every pod's status when the runtime answers) are no reason to sync a pod.
+    const pods = this.#mine();
+    for (const p of pods) this.#desired.set(p.uid, desiredKey(p.desired));
     this.#unsubscribe = store.hub.subscribe('pods', store.rv.current, (ev) => {
       const pod = ev.object as Pod;
       if (pod.spec?.nodeName !== this.#o.nodeName || !pod.metadata.uid) return;
@@ -96,18 +126,31 @@ export class PodManager {
         this.enqueue(pod.metadata.uid);
       }
     });
-    await this.#relist();
-    const pods = this.#mine().sort((a, b) => Number(isCritical(b.desired)) - Number(isCritical(a.desired)));
-    for (const p of pods) this.#desired.set(p.uid, desiredKey(p.desired));
-    await Promise.all(pods.map((p) => this.enqueue(p.uid)));
+    const { runtime, listedAt } = await this.#list();
+    const sync = (p: PodRecord) => this.enqueue(p.uid, runtime.get(p.uid) ?? absent(p.uid), listedAt);
+    const critical = Promise.all(pods.filter((p) => isCritical(p.desired)).map(sync));
+    await this.#within(critical, this.#o.criticalFirstMs ?? 10_000);
+    await Promise.all(pods.filter((p) => !isCritical(p.desired)).map(sync));
+    await critical;
     this.#scheduleRelist();
   }
 
-  /** Asks for a sync of the pod; a request during a running sync runs once more after it. */
-  enqueue(uid: string): Promise<void> {
+  /** Waits for `p`, or for `ms` at most (a critical pod stuck pulling its image holds no one up). */
+  async #within(p: Promise<unknown>, ms: number): Promise<void> {
+    let timer: Timer | undefined;
+    await Promise.race([p, new Promise<void>((r) => (timer = this.#o.clock.setTimeout(r, ms)))]);
+    if (timer) this.#o.clock.clearTimeout(timer);
+  }
+
+  /**
+   * Asks for a sync of the pod; a request during a running sync runs once more after it. `view`
+   * is the pod as a relist numbered `listedAt` saw it: the pass uses it instead of listing the pod
+   * again, unless the pod's last pass ended after that relist.
+   */
+  enqueue(uid: string, view?: RuntimePod, listedAt = 0): Promise<void> {
     let slot = this.#slots.get(uid);
     if (!slot) {
-      slot = { running: undefined, again: false };
+      slot = { running: undefined, again: false, view: undefined, endedAt: 0 };
       this.#slots.set(uid, slot);
     }
     if (slot.running) {
@@ -115,22 +158,30 @@ export class PodManager {
       return slot.running;
     }
     const s = slot;
+    s.view = view && listedAt > s.endedAt ? view : undefined;
     s.running = (async () => {
       do {
         s.again = false;
         if (this.#stopped) break;
-        await this.#sem.run(() => this.#syncOne(uid));
+        const view = s.view;
+        s.view = undefined;
+        await this.#sem.run(() => this.#syncOne(uid, view));
+        s.endedAt = ++this.#seq;
       } while (s.again);
       s.running = undefined;
     })();
     return s.running;
   }
 
-  async #syncOne(uid: string): Promise<void> {
+  async #syncOne(uid: string, view: RuntimePod | undefined): Promise<void> {
     const rec = this.#o.store.pods.recordByUid(uid);
     if (!rec || rec.desired.spec.nodeName !== this.#o.nodeName) return;
     try {
-      await this.#worker.sync(rec);
+      const rt = await this.#worker.sync(rec, view);
+      // What the pass left is what the next relist compares with: a runtime that loses the pod
+      // right after (wiped, restarted empty) is noticed even if no relist ever saw the pod.
+      if (rt) this.#known.set(uid, { fingerprint: fingerprint(rt), at: ++this.#seq });
+      else this.#known.delete(uid);
     } catch (err) {
       this.#o.log.warn({ err, pod: `${rec.namespace}/${rec.name}` }, 'pod sync failed');
       this.#o.onError?.(err);
@@ -168,9 +219,10 @@ export class PodManager {
     }, this.#o.relistMs ?? 1000);
   }
 
-  /** Lists the runtime once and syncs every pod whose runtime state changed. */
-  async #relist(): Promise<void> {
+  /** Lists the whole runtime once, grouped by pod; records what it saw. */
+  async #list(): Promise<{ runtime: Map<string, RuntimePod>; listedAt: number; recovered: boolean }> {
     const { cri, log } = this.#o;
+    const listedAt = ++this.#seq;
     let runtime: Map<string, RuntimePod>;
     try {
       const [sandboxes, containers] = await Promise.all([cri.listPodSandbox(), cri.listContainers()]);
@@ -184,14 +236,27 @@ export class PodManager {
     const recovered = this.#runtimeUp === false;
     this.#runtimeUp = true;
     if (recovered) log.info({ endpoint: cri.endpoint }, 'container runtime reachable again');
-    const next = new Map<string, string>();
-    for (const [uid, rt] of runtime) next.set(uid, fingerprint(rt));
-    const mine = this.#mine();
-    for (const rec of mine) {
-      const fp = next.get(rec.uid) ?? '';
-      if (recovered || fp !== (this.#fingerprints.get(rec.uid) ?? '')) this.enqueue(rec.uid);
+    return { runtime, listedAt, recovered };
+  }
+
+  /** Lists the runtime once and syncs every pod whose runtime state changed since last known. */
+  async #relist(): Promise<void> {
+    const { cri, log } = this.#o;
+    const { runtime, listedAt, recovered } = await this.#list();
+    const known = new Map<string, Known>();
+    for (const rec of this.#mine()) {
+      const rt = runtime.get(rec.uid) ?? absent(rec.uid);
+      const fp = fingerprint(rt);
+      const last = this.#known.get(rec.uid);
+      // A pass that ended after this listing knows better than the listing.
+      if (last && last.at > listedAt) {
+        known.set(rec.uid, last);
+        continue;
+      }
+      known.set(rec.uid, { fingerprint: fp, at: listedAt });
+      if (recovered || fp !== (last?.fingerprint ?? '')) this.enqueue(rec.uid, rt, listedAt);
     }
-    this.#fingerprints = next;
+    this.#known = known;
     if (++this.#relists % 10 === 1) {
       await collectGarbage({
         cri,
@@ -217,8 +282,12 @@ export class PodManager {
     for (const w of this.#wakes.values()) this.#o.clock.clearTimeout(w.timer);
     this.#wakes.clear();
     await Promise.all([...this.#slots.values()].map((s) => s.running));
+    this.#writes.flush();
   }
 }
+
+/** A pod the runtime holds nothing of. */
+const absent = (uid: string): RuntimePod => ({ uid, sandboxes: [], containers: [] });
 
 const desiredKey = (pod: Pod) => `${podSpecHash(pod)}/${pod.metadata.deletionTimestamp ?? ''}`;
 

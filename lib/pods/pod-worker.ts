@@ -1,8 +1,8 @@
-import { mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Clock, Timer } from '../clock.ts';
 import type { CriClient } from '../cri/client.ts';
-import type { Container as CriContainer, PodSandboxConfig } from '../cri/types.ts';
+import type { Container as CriContainer, PodSandbox, PodSandboxConfig } from '../cri/types.ts';
 import type { Container, Pod, PodStatus } from '../kube/types.ts';
 import type { Logger } from '../log.ts';
 import type { Store } from '../store/index.ts';
@@ -12,10 +12,12 @@ import { CrashBackoff } from './crash-backoff.ts';
 import { ContainerConfigError, resolveEnv } from './env.ts';
 import { ImageError, type ImagePuller } from './images.ts';
 import { CONTAINER_KIND, CONTAINER_RESTART_COUNT, MANAGED_BY, POD_UID, SPEC_HASH } from './labels.ts';
+import type { RestartRequests } from './restart-requests.ts';
 import { instances, nanosToMs, type RuntimePod, StatusCache } from './runtime-view.ts';
 import { buildSandboxConfig } from './sandbox.ts';
 import { type ContainerView, computeStatus, type Waiting } from './status.ts';
 import { cleanupVolumes, prepareVolumes } from './volumes.ts';
+import type { WriteBatch } from './write-batch.ts';
 
 /** What the probe manager tells the pod worker. */
 export interface Prober {
@@ -42,6 +44,10 @@ export interface WorkerDeps {
   managedBy: string;
   /** Asks for another sync of the pod at a later time (a backoff ending). */
   wakeAt(uid: string, at: number): void;
+  /** Containers stopped by a restart request: started again at once, whatever the policy and back-off. */
+  restarts?: RestartRequests | undefined;
+  /** Where status and event writes go, so that a burst of them costs one commit. */
+  writes: WriteBatch;
 }
 
 type Event = (type: 'Normal' | 'Warning', reason: string, message: string, container?: string) => void;
@@ -54,6 +60,8 @@ export class PodWorker {
   /** Containers a liveness or startup probe has condemned, with the probe that did. */
   readonly #condemned = new Map<string, string>();
   readonly #waiting = new Map<string, Map<string, Waiting>>();
+  /** Since when a sandbox or container name has been reserved by a create we did not see finish. */
+  readonly #reserved = new Map<string, number>();
 
   constructor(d: WorkerDeps) {
     this.#d = d;
@@ -78,18 +86,20 @@ export class PodWorker {
 
   #event(rec: PodRecord): Event {
     return (type, reason, message, container) =>
-      this.#d.store.events.record(
-        {
-          kind: 'Pod',
-          namespace: rec.namespace,
-          name: rec.name,
-          uid: rec.uid,
-          ...(container ? { fieldPath: `spec.${this.#listOf(rec.desired, container)}{${container}}` } : {}),
-        },
-        type,
-        reason,
-        message,
-        'kubelet',
+      this.#d.writes.add(() =>
+        this.#d.store.events.record(
+          {
+            kind: 'Pod',
+            namespace: rec.namespace,
+            name: rec.name,
+            uid: rec.uid,
+            ...(container ? { fieldPath: `spec.${this.#listOf(rec.desired, container)}{${container}}` } : {}),
+          },
+          type,
+          reason,
+          message,
+          'kubelet',
+        ),
       );
   }
 
@@ -105,12 +115,23 @@ export class PodWorker {
     return join(this.#d.dataDir, 'pods', uid);
   }
 
-  /** One reconciliation pass for a pod; safe to repeat, never run concurrently for the same pod. */
-  async sync(rec: PodRecord): Promise<void> {
+  /**
+   * One reconciliation pass for a pod; safe to repeat, never run concurrently for the same pod.
+   * `view` is what a relist just saw of the pod, when nothing was done to it since (it saves the
+   * pass its own listing). Returns what the runtime holds for the pod afterwards, as far as this
+   * pass knows, or undefined once the pod is gone.
+   */
+  async sync(rec: PodRecord, view?: RuntimePod): Promise<RuntimePod | undefined> {
     const pod = rec.desired;
     const event = this.#event(rec);
-    let rt = await this.#runtime(rec.uid);
-    if (pod.metadata.deletionTimestamp) return this.#terminate(rec, rt, event);
+    let rt = view ?? (await this.#runtime(rec.uid));
+    if (pod.metadata.deletionTimestamp) {
+      await this.#terminate(rec, rt, event);
+      return undefined;
+    }
+    // Whether this pass changed existing runtime objects (then it lists again at the end); what it
+    // creates it adds to `rt` itself, so a recovery costs no listing beyond the relist's.
+    let touched = false;
     const hash = podSpecHash(pod);
     let sandbox = rt.sandboxes.find((s) => s.state === 'SANDBOX_READY');
     if (sandbox && sandbox.annotations[SPEC_HASH] !== hash) {
@@ -122,14 +143,14 @@ export class PodWorker {
     const previous = this.#d.store.pods.get(rec.namespace, rec.name)?.status;
     const waiting = new Map<string, Waiting>();
     this.#waiting.set(rec.uid, waiting);
-    const sandboxConfig = buildSandboxConfig(pod, {
+    let sandboxConfig = buildSandboxConfig(pod, {
       attempt: Math.max(-1, ...rt.sandboxes.map((s) => s.metadata?.attempt ?? 0)) + 1,
       logDirectory: this.logDir(rec),
       specHash: hash,
       managedBy: this.#d.managedBy,
     });
     let volumes = new Map<string, string>();
-    if (!sandbox && isFinished(pod, previous)) return; // a completed pod is not started again
+    if (!sandbox && isFinished(pod, previous)) return rt; // a completed pod is not started again
     try {
       volumes = await prepareVolumes(pod, this.#volumeCtx(rec));
     } catch (e) {
@@ -137,21 +158,39 @@ export class PodWorker {
       for (const c of [...(pod.spec.initContainers ?? []), ...pod.spec.containers]) {
         waiting.set(c.name, { reason: 'CreateContainerConfigError', message: (e as Error).message });
       }
-      return this.#writeStatus(rec, rt, undefined);
+      await this.#writeStatus(rec, rt, undefined);
+      return rt;
     }
     if (!sandbox) {
-      if (rt.sandboxes.length)
+      if (rt.sandboxes.length) {
         event('Normal', 'SandboxChanged', 'Pod sandbox changed, it will be killed and re-created.');
+        // A sandbox that is not ready (its pause process died) may still hold running containers:
+        // stop it first, as kubelet's KillPod does, so that two copies never run side by side.
+        for (const s of rt.sandboxes) {
+          if (rt.containers.some((c) => c.podSandboxId === s.id && c.state !== 'CONTAINER_EXITED')) {
+            await this.#d.cri.stopPodSandbox(s.id);
+            touched = true;
+          }
+        }
+      }
       mkdirSync(this.logDir(rec), { recursive: true });
-      const id = await this.#d.cri.runPodSandbox(sandboxConfig);
-      rt = await this.#runtime(rec.uid);
-      sandbox = rt.sandboxes.find((s) => s.id === id);
-      if (!sandbox) throw new Error(`sandbox ${id} vanished right after it was created`);
+      const made = await this.#runSandbox(rec, sandboxConfig);
+      if (!made) return rt; // containerd is still creating it for an earlier request; a later pass adopts it
+      sandboxConfig = made.config;
+      sandbox = createdSandbox(made.id, sandboxConfig);
+      rt = { ...rt, sandboxes: [sandbox, ...rt.sandboxes] };
     }
     const sandboxId = sandbox.id;
     const inSandbox = { ...rt, containers: rt.containers.filter((c) => c.podSandboxId === sandboxId) };
-    const start = (c: Container, kind: 'init' | 'app') =>
-      this.#start(rec, c, kind, sandboxId, sandboxConfig, rt, volumes, waiting, event);
+    const created: CriContainer[] = [];
+    const start = async (c: Container, kind: 'init' | 'app') => {
+      const made = await this.#start(rec, c, kind, sandboxId, sandboxConfig, rt, volumes, waiting, event);
+      if (made) created.unshift(made);
+    };
+    const startCreated = async (id: string) => {
+      touched = true;
+      await this.#d.cri.startContainer(id);
+    };
 
     // Init containers, one at a time, in order; each must succeed before the next starts.
     let initDone = true;
@@ -162,9 +201,14 @@ export class PodWorker {
         await start(c, 'init');
         break;
       }
-      if (cur.state === 'CONTAINER_CREATED') await this.#d.cri.startContainer(cur.id);
+      if (cur.state === 'CONTAINER_CREATED') await startCreated(cur.id);
       if (cur.state !== 'CONTAINER_EXITED') {
         initDone = false;
+        break;
+      }
+      if (this.#d.restarts?.take(cur.id)) {
+        initDone = false;
+        await start(c, 'init');
         break;
       }
       const s = await this.#statuses.get(cur);
@@ -178,13 +222,18 @@ export class PodWorker {
       for (const c of pod.spec.containers) {
         const cur = instances(inSandbox, c.name)[0];
         if (!cur) await start(c, 'app');
-        else if (cur.state === 'CONTAINER_CREATED') await this.#d.cri.startContainer(cur.id);
+        else if (cur.state === 'CONTAINER_CREATED') await startCreated(cur.id);
         else if (cur.state === 'CONTAINER_RUNNING' && this.#condemned.has(cur.id)) {
           const probe = this.#condemned.get(cur.id);
           this.#condemned.delete(cur.id);
           event('Normal', 'Killing', `Container ${c.name} failed ${probe} probe, will be restarted`, c.name);
           await this.#d.cri.stopContainer(cur.id, grace(pod));
           this.#statuses.forget(cur.id);
+          touched = true;
+          // The exit is this pass's own doing, so no relist will report it: restart in a next pass.
+          this.#d.wakeAt(rec.uid, this.#d.clock.now());
+        } else if (cur.state === 'CONTAINER_EXITED' && this.#d.restarts?.take(cur.id)) {
+          await start(c, 'app');
         } else if (cur.state === 'CONTAINER_EXITED') {
           const s = await this.#statuses.get(cur);
           const policy = pod.spec.restartPolicy ?? 'Always';
@@ -194,8 +243,57 @@ export class PodWorker {
         }
       }
     }
-    rt = await this.#runtime(rec.uid);
+    if (touched) rt = await this.#runtime(rec.uid);
+    else if (created.length) rt = { ...rt, containers: [...created, ...rt.containers] };
     await this.#writeStatus(rec, rt, sandboxId);
+    return rt;
+  }
+
+  /**
+   * RunPodSandbox; undefined when containerd still holds the name for an earlier request (one that
+   * timed out here, or that an agent killed mid-way sent): the sandbox appears once it is done.
+   */
+  async #runSandbox(
+    rec: PodRecord,
+    config: PodSandboxConfig,
+  ): Promise<{ id: string; config: PodSandboxConfig } | undefined> {
+    const key = `${rec.uid}/`;
+    try {
+      const id = await this.#d.cri.runPodSandbox(config);
+      this.#reserved.delete(key);
+      return { id, config };
+    } catch (e) {
+      const holder = reservedFor(e);
+      if (holder === undefined) throw e;
+      if (this.#patient(key)) {
+        this.#d.log.info(
+          { pod: `${rec.namespace}/${rec.name}`, sandbox: holder },
+          'waiting for an earlier creation of the sandbox to finish',
+        );
+        this.#d.wakeAt(rec.uid, this.#d.clock.now() + RESERVED_RETRY_MS);
+        return undefined;
+      }
+      // A leaked reservation: a new attempt number is a new name.
+      const next = {
+        ...config,
+        metadata: { ...config.metadata, attempt: (config.metadata.attempt ?? 0) + 1 },
+      };
+      return { id: await this.#d.cri.runPodSandbox(next), config: next };
+    }
+  }
+
+  /**
+   * Whether to keep waiting for a reserved name: an earlier create of the same object is still
+   * running in containerd, and waiting for it beats a second copy under another attempt number.
+   * A name reserved for longer than RESERVED_PATIENCE_MS is taken as leaked.
+   */
+  #patient(key: string): boolean {
+    const now = this.#d.clock.now();
+    const since = this.#reserved.get(key) ?? now;
+    this.#reserved.set(key, since);
+    if (now - since < RESERVED_PATIENCE_MS) return true;
+    this.#reserved.delete(key);
+    return false;
   }
 
   #volumeCtx(rec: PodRecord) {
@@ -246,7 +344,7 @@ export class PodWorker {
     volumes: Map<string, string>,
     waiting: Map<string, Waiting>,
     event: Event,
-  ): Promise<void> {
+  ): Promise<CriContainer | undefined> {
     const pod = rec.desired;
     const all = instances(rt, c.name);
     const imageEvent = (type: 'Normal' | 'Warning', reason: string, message: string) =>
@@ -257,7 +355,7 @@ export class PodWorker {
       if (!(e instanceof ImageError)) throw e;
       waiting.set(c.name, { reason: e.reason, message: e.message });
       this.#d.wakeAt(rec.uid, this.#d.clock.now() + 10_000);
-      return;
+      return undefined;
     }
     let envs: { key: string; value: string }[];
     try {
@@ -267,14 +365,21 @@ export class PodWorker {
       waiting.set(c.name, { reason: 'CreateContainerConfigError', message: e.message });
       event('Warning', 'Failed', `Error: ${e.message}`, c.name);
       this.#d.wakeAt(rec.uid, this.#d.clock.now() + 10_000);
-      return;
+      return undefined;
     }
+    // With no instance left in the runtime (wiped, or a power cut of a runtime that keeps nothing),
+    // the count goes on from the log files the earlier instances left, as kubelet does, or from
+    // the stored status.
     const restartCount = all.length
       ? Math.max(...all.map((i) => Number(i.annotations[CONTAINER_RESTART_COUNT] ?? 0))) + 1
-      : restartsBefore(this.#d.store.pods.get(rec.namespace, rec.name)?.status, c.name);
-    let attempt =
-      Math.max(-1, ...all.filter((i) => i.podSandboxId === sandboxId).map((i) => i.metadata?.attempt ?? 0)) +
-      1;
+      : Math.max(
+          restartsFromLogs(join(this.logDir(rec), c.name)),
+          restartsBefore(this.#d.store.pods.get(rec.namespace, rec.name)?.status, c.name),
+        );
+    // The attempt is the restart count, as kubelet has it: containerd names a container
+    // name_pod_namespace_uid_attempt whatever its sandbox, so an instance left in an earlier
+    // sandbox (after a power cut) must not share it.
+    let attempt = restartCount;
     const config = () => {
       const cfg = buildContainerConfig(pod, c, {
         attempt,
@@ -289,28 +394,56 @@ export class PodWorker {
       return cfg;
     };
     mkdirSync(join(this.logDir(rec), c.name), { recursive: true });
+    const key = `${rec.uid}/${c.name}`;
+    let cfg = config();
     let id: string;
     try {
-      id = await this.#d.cri.createContainer(sandboxId, config(), sandboxConfig);
+      id = await this.#d.cri.createContainer(sandboxId, cfg, sandboxConfig);
+      this.#reserved.delete(key);
     } catch (e) {
-      // containerd keeps a name reserved after an interrupted create; a new attempt number frees us of it.
-      if (!/reserve|already exists/i.test((e as Error).message)) {
-        event('Warning', 'Failed', `Error: ${(e as Error).message}`, c.name);
-        waiting.set(c.name, { reason: 'CreateContainerError', message: (e as Error).message });
+      const message = (e as Error).message;
+      const holder = reservedFor(e);
+      if (holder === undefined) {
+        event('Warning', 'Failed', `Error: ${message}`, c.name);
+        waiting.set(c.name, { reason: 'CreateContainerError', message });
         this.#d.wakeAt(rec.uid, this.#d.clock.now() + 10_000);
-        return;
+        return undefined;
       }
-      attempt += 1;
-      id = await this.#d.cri.createContainer(sandboxId, config(), sandboxConfig);
+      if (!all.some((i) => i.id === holder) && this.#patient(key)) {
+        // An earlier CreateContainer of this very instance is still running in containerd (it timed
+        // out here, or an agent killed mid-way sent it): it shows up as created and a later pass
+        // starts it, rather than a second copy under another attempt number.
+        waiting.set(c.name, { reason: 'ContainerCreating' });
+        this.#d.wakeAt(rec.uid, this.#d.clock.now() + RESERVED_RETRY_MS);
+        return undefined;
+      }
+      // The name is held by an instance we know of, or by a leaked reservation: take a free one.
+      attempt = Math.max(attempt, ...all.map((i) => i.metadata?.attempt ?? 0)) + 1;
+      cfg = config();
+      id = await this.#d.cri.createContainer(sandboxId, cfg, sandboxConfig);
+      this.#reserved.delete(key);
     }
     event('Normal', 'Created', `Created container ${c.name}`, c.name);
+    let state: CriContainer['state'] = 'CONTAINER_RUNNING';
     try {
       await this.#d.cri.startContainer(id);
       event('Normal', 'Started', `Started container ${c.name}`, c.name);
     } catch (e) {
       event('Warning', 'Failed', `Error: ${(e as Error).message}`, c.name);
+      state = 'CONTAINER_UNKNOWN'; // never what a relist reports, so the next one looks again
     }
     waiting.delete(c.name);
+    return {
+      id,
+      podSandboxId: sandboxId,
+      metadata: { name: c.name, attempt },
+      image: null,
+      imageRef: '',
+      state,
+      createdAt: nowNanos(),
+      labels: cfg.labels ?? {},
+      annotations: cfg.annotations ?? {},
+    };
   }
 
   /** Computes the pod's status from the runtime and writes it as the pod's status patch when it changed. */
@@ -320,14 +453,13 @@ export class PodWorker {
     const inSandbox = { ...rt, containers: rt.containers.filter((c) => c.podSandboxId === sandboxId) };
     const resolve = async (c: Container) => {
       const [cur, prev] = instances(inSandbox, c.name);
-      return {
-        spec: c,
-        current: cur && { c: cur, s: await this.#statuses.get(cur) },
-        previous: prev && { c: prev, s: await this.#statuses.get(prev) },
-      };
+      const [s, p] = await Promise.all([cur && this.#statuses.get(cur), prev && this.#statuses.get(prev)]);
+      return { spec: c, current: cur && s && { c: cur, s }, previous: prev && p && { c: prev, s: p } };
     };
-    const initRaw = await Promise.all((pod.spec.initContainers ?? []).map(resolve));
-    const appRaw = await Promise.all(pod.spec.containers.map(resolve));
+    const [initRaw, appRaw] = await Promise.all([
+      Promise.all((pod.spec.initContainers ?? []).map(resolve)),
+      Promise.all(pod.spec.containers.map(resolve)),
+    ]);
     // The prober learns about new instances before it is asked whether they are started and ready.
     this.#d.prober.sync(
       pod,
@@ -340,12 +472,17 @@ export class PodWorker {
           startedAt: nanosToMs(v.current!.s.startedAt),
         })),
     );
+    const previous = this.#d.store.pods.get(rec.namespace, rec.name)?.status;
     const view = (v: Awaited<ReturnType<typeof resolve>>): ContainerView => {
       const running = v.current?.s.state === 'CONTAINER_RUNNING';
       const started = running && this.#d.prober.started(rec.uid, v.spec.name);
       return {
         ...v,
-        restartCount: Number(v.current?.c.annotations[CONTAINER_RESTART_COUNT] ?? 0),
+        // A container without an instance in this sandbox (a new one, after a power cut) keeps the
+        // count it had, as kubelet's convertToAPIContainerStatuses does.
+        restartCount: v.current
+          ? Number(v.current.c.annotations[CONTAINER_RESTART_COUNT] ?? 0)
+          : (lastStatus(previous, v.spec.name)?.restartCount ?? 0),
         waiting: waiting.get(v.spec.name),
         started,
         ready: started && this.#d.prober.ready(rec.uid, v.spec.name),
@@ -353,7 +490,6 @@ export class PodWorker {
     };
     const init = initRaw.map(view);
     const app = appRaw.map(view);
-    const previous = this.#d.store.pods.get(rec.namespace, rec.name)?.status;
     const status = computeStatus({
       pod,
       previous: previous && Object.keys(previous).length > 2 ? previous : undefined,
@@ -365,7 +501,7 @@ export class PodWorker {
       podIP: this.#d.hostIP,
       now: this.#d.clock.now(),
     });
-    this.#d.store.pods.setStatus(rec.uid, status);
+    this.#d.writes.add(() => this.#d.store.pods.setStatus(rec.uid, status));
   }
 
   /** Recomputes the status without acting (e.g. a readiness probe flipped). */
@@ -399,6 +535,7 @@ export class PodWorker {
     await cleanupVolumes(this.podDir(rec.uid));
     rmSync(this.logDir(rec), { recursive: true, force: true });
     this.#backoff.forget(`${rec.uid}/`);
+    for (const key of this.#reserved.keys()) if (key.startsWith(`${rec.uid}/`)) this.#reserved.delete(key);
     this.#waiting.delete(rec.uid);
     this.#d.store.pods.remove(rec.namespace, rec.name);
     this.#d.log.info({ pod: `${rec.namespace}/${rec.name}` }, 'pod removed');
@@ -410,16 +547,64 @@ export class PodWorker {
   }
 }
 
+/** How long a reserved name is waited for before it is taken as leaked, and how often it is retried. */
+const RESERVED_PATIENCE_MS = 60_000;
+const RESERVED_RETRY_MS = 500;
+
+/** The ID holding the name, when `e` is containerd's "failed to reserve (sandbox|container) name". */
+function reservedFor(e: unknown): string | undefined {
+  const m = /failed to reserve (?:sandbox|container) name[\s\S]*?is reserved for \W*([0-9a-f]+)/.exec(
+    (e as Error).message,
+  );
+  return m?.[1];
+}
+
+const nowNanos = () => String(BigInt(Date.now()) * 1_000_000n);
+
+/** What ListPodSandbox would report for a sandbox RunPodSandbox just created and started. */
+function createdSandbox(id: string, config: PodSandboxConfig): PodSandbox {
+  const { name, uid, namespace, attempt = 0 } = config.metadata;
+  return {
+    id,
+    metadata: { name, uid, namespace, attempt },
+    state: 'SANDBOX_READY',
+    createdAt: nowNanos(),
+    labels: config.labels ?? {},
+    annotations: config.annotations ?? {},
+    runtimeHandler: '',
+  };
+}
+
 const grace = (pod: Pod) =>
   Number(pod.metadata.deletionGracePeriodSeconds ?? pod.spec.terminationGracePeriodSeconds ?? 30);
 
 /** The restart count to continue from when the runtime lost a container (a wiped runtime, a power cut). */
 function restartsBefore(status: PodStatus | undefined, name: string): number {
-  const s = [...(status?.containerStatuses ?? []), ...(status?.initContainerStatuses ?? [])].find(
-    (c) => c.name === name,
-  );
+  const s = lastStatus(status, name);
   if (!s) return 0;
   return s.containerID ? s.restartCount + 1 : s.restartCount;
+}
+
+/** The stored status of one container (app or init). */
+const lastStatus = (status: PodStatus | undefined, name: string) =>
+  [...(status?.containerStatuses ?? []), ...(status?.initContainerStatuses ?? [])].find(
+    (c) => c.name === name,
+  );
+
+/** kubelet's calcRestartCountByLogDir: one more than the highest N of the `N.log[.*]` files. */
+function restartsFromLogs(dir: string): number {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return 0;
+  }
+  let count = 0;
+  for (const name of names) {
+    const m = /^(\d+)\.log(\..*)?$/.exec(name);
+    if (m) count = Math.max(count, Number(m[1]) + 1);
+  }
+  return count;
 }
 
 /** A pod that ran to completion under OnFailure/Never is not started again. */

@@ -47,6 +47,8 @@ export class EventStore {
   readonly #max: number;
   readonly #same: Database.Statement<[string, string, string, string, string], EventRow>;
   #writes = 0;
+  /** The nanosecond stamp of the last event name, so two events in one millisecond get two names. */
+  #lastStamp = 0n;
 
   constructor(
     mb: Metabase,
@@ -89,7 +91,7 @@ export class EventStore {
           kind: 'Event',
           apiVersion: 'v1',
           metadata: {
-            name: `${involved.name}.${(this.#now() * 1e6).toString(16)}`,
+            name: `${involved.name}.${this.#stamp().toString(16)}`,
             namespace: involved.namespace,
             uid: randomUUID(),
             creationTimestamp: now,
@@ -134,6 +136,14 @@ export class EventStore {
       this.#hub.publish('events', { type: prev ? 'MODIFIED' : 'ADDED', rv, object: event });
       return event;
     })();
+  }
+
+  // kubelet names events `<object>.<UnixNano in hex>`; the clock gives milliseconds, so the stamp
+  // is kept strictly increasing to keep names unique (list continue tokens point at names).
+  #stamp(): bigint {
+    const stamp = BigInt(Math.trunc(this.#now())) * 1_000_000n;
+    this.#lastStamp = stamp > this.#lastStamp ? stamp : this.#lastStamp + 1n;
+    return this.#lastStamp;
   }
 
   /** Events oldest first, narrowed in SQL by namespace and involved object where given. */

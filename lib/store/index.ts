@@ -1,5 +1,8 @@
 import type { Metabase } from '../../db/open.ts';
+import { AuditStore } from './audit.ts';
+import { DeviceModelStore, DeviceStore } from './devices.ts';
 import { EventStore } from './events.ts';
+import { MapperStore } from './mappers.ts';
 import { ObjectStore } from './objects.ts';
 import { PodStore } from './pods.ts';
 import { ResourceVersions } from './resource-version.ts';
@@ -12,6 +15,10 @@ export interface Store {
   pods: PodStore;
   events: EventStore;
   objects: ObjectStore;
+  devices: DeviceStore;
+  deviceModels: DeviceModelStore;
+  mappers: MapperStore;
+  audit: AuditStore;
 }
 
 /** Wires the stores over one metabase, sharing one resourceVersion counter and one watch cache. */
@@ -26,5 +33,9 @@ export function createStore(metabase: Metabase, opts: { host: string; now?: () =
     pods: new PodStore(metabase, rv, hub, now),
     events: new EventStore(metabase, rv, hub, { host: opts.host, now }),
     objects: new ObjectStore(metabase, rv, hub, now),
+    devices: new DeviceStore(metabase, rv, hub, now),
+    deviceModels: new DeviceModelStore(metabase, rv, hub, now),
+    mappers: new MapperStore(metabase, now),
+    audit: new AuditStore(metabase),
   };
 }

@@ -55,6 +55,11 @@ export class PodStore {
    * once per change instead of once per read. The metabase stays the only source of truth.
    */
   readonly #served = new Map<string, { rv: number; pod: Pod; json: string }>();
+  /**
+   * Applied to every status setStatus stores, with the one stored before: how a condition owned
+   * outside the lifecycle manager (`outpost.io/RuntimeReachable`) rides along with its writes.
+   */
+  statusHook: ((status: PodStatus, stored: PodStatus | undefined) => PodStatus) | undefined;
 
   constructor(mb: Metabase, rv: ResourceVersions, hub: WatchHub, now: () => number = Date.now) {
     this.#sqlite = mb.sqlite;
@@ -229,6 +234,7 @@ export class PodStore {
     return this.#sqlite.transaction(() => {
       const row = this.#byUid.get(uid);
       if (!row) return undefined;
+      if (this.statusHook) status = this.statusHook(status, row.patch ? JSON.parse(row.patch) : undefined);
       const patch = JSON.stringify(status);
       if (row.patch === patch) return undefined;
       const seq = this.#rv.nextOf('status_seq');

@@ -31,3 +31,16 @@ export class FatalError extends Error {
     this.exitCode = exitCode;
   }
 }
+
+/**
+ * The exit code an error that reached the CLI's top level maps to: FatalError carries its own,
+ * invalid configuration is 2, an unusable metabase is 3. By name, so the CLI need not load the
+ * modules that define them. Undefined for anything else (a crash).
+ */
+export function exitCodeOf(err: unknown): number | undefined {
+  if (!(err instanceof Error)) return undefined;
+  if (err instanceof FatalError) return err.exitCode;
+  if (err.name === 'ConfigError') return ExitCode.InvalidConfig;
+  if (err.name === 'MetabaseError') return ExitCode.DataDir;
+  return undefined;
+}

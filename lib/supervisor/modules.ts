@@ -167,6 +167,19 @@ export class Supervisor {
     return this.stopping;
   }
 
+  /**
+   * Ends a module's backoff early and starts it now (what it waited for came back, e.g. the pods
+   * module when the runtime connects). The backoff streak is kept: failing again continues the
+   * curve. Returns whether the module was backing off.
+   */
+  retryNow(name: string): boolean {
+    const e = this.entries.get(name);
+    if (e?.snap.state !== 'backoff' || !e.timer || this.stopping) return false;
+    this.clock.clearTimeout(e.timer);
+    this.relaunch(e);
+    return true;
+  }
+
   snapshot(): ModuleSnapshot[] {
     return [...this.entries.values()].map((e) => ({ ...e.snap }));
   }
@@ -275,11 +288,7 @@ export class Supervisor {
       );
       e.snap.nextRetryAt = retryAt;
       this.set(e, 'backoff');
-      e.timer = this.clock.setTimeout(() => {
-        e.timer = undefined;
-        e.snap.restarts++;
-        if (!this.stopping) this.launch(e);
-      }, delayMs);
+      e.timer = this.clock.setTimeout(() => this.relaunch(e), delayMs);
       return;
     }
     const why = e.spec.policy === 'Never' ? 'policy Never' : `retry limit ${e.opts.maxRetries} reached`;
@@ -291,6 +300,12 @@ export class Supervisor {
       const msg = `module "${e.spec.name}" gave up (${why})`;
       void this.fatal(e, new FatalError(ExitCode.ModuleGaveUp, msg, { cause: err }));
     }
+  }
+
+  private relaunch(e: Entry): void {
+    e.timer = undefined;
+    e.snap.restarts++;
+    if (!this.stopping) this.launch(e);
   }
 
   private async fatal(e: Entry, err: FatalError): Promise<void> {

@@ -58,7 +58,7 @@ export function superviseProcess(opts: SuperviseProcessOptions): Promise<number>
       const handler = () => {
         shuttingDown = true;
         if (child) {
-          log.info({ signal, pid: child.pid }, 'forwarding signal to child');
+          log.info({ signal, childPid: child.pid }, 'forwarding signal to child');
           child.kill(signal);
         } else {
           log.info({ signal, exitCode: lastCode }, 'signal while no child runs; exiting');
@@ -90,7 +90,7 @@ export function superviseProcess(opts: SuperviseProcessOptions): Promise<number>
       child = c;
       // A running child counts as healthy: after resetAfterMs of uptime the curve starts over.
       bo = nextBackoff(bo, { type: 'healthy' }, startedAt, opts.backoff).state;
-      log.info({ pid: c.pid, restarts, command: opts.command }, 'child started');
+      log.info({ childPid: c.pid, restarts, command: opts.command }, 'child started');
       let ended = false;
       const end = (code: number | null, signal: NodeJS.Signals | null, err?: Error) => {
         if (ended) return;
@@ -102,7 +102,7 @@ export function superviseProcess(opts: SuperviseProcessOptions): Promise<number>
       c.on('error', (err) => {
         // 'error' also fires when kill() fails; only a child that never got a pid has ended.
         if (c.pid === undefined) end(null, null, err);
-        else log.warn({ err, pid: c.pid }, 'child process error');
+        else log.warn({ err, childPid: c.pid }, 'child process error');
       });
     }
 

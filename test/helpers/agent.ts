@@ -93,7 +93,8 @@ const kubectlHome = mkdtempSync(join(tmpdir(), 'outpost-kubectl-home-'));
 
 /** The real kubectl against `server`, with a fresh HOME so no cached discovery leaks between runs. */
 export function kubectl(server: string, args: string[], opts: Parameters<typeof run>[2] = {}): Promise<Run> {
-  const env = { ...process.env, HOME: kubectlHome, KUBECONFIG: join(kubectlHome, 'none') };
+  // The caller's env (e.g. KUBE_EDITOR for `kubectl edit`) under the fresh HOME.
+  const env = { ...(opts.env ?? process.env), HOME: kubectlHome, KUBECONFIG: join(kubectlHome, 'none') };
   return run(
     'kubectl',
     [`--server=${server}`, `--cache-dir=${join(kubectlHome, 'cache', String(Date.now()))}`, ...args],

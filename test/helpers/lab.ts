@@ -1,12 +1,12 @@
 // Shared set-up of the end-to-end suites: the containerd lab, or a skip (a failure under CI=true).
 import { test } from 'uvu';
-import { type Lab, startLab } from '../../scripts/lab.ts';
+import { type Lab, type LabOptions, startLab } from '../../scripts/lab.ts';
 
 export const ci = Boolean(process.env.CI) && process.env.CI !== 'false';
 
 /** Starts (or reuses) the lab; without one, registers a skipped test (or a failing one under CI). */
-export async function labOrSkip(file: string): Promise<Lab | undefined> {
-  const lab = await startLab({ log: () => {} }).catch((e: Error) => e);
+export async function labOrSkip(file: string, opts: LabOptions = {}): Promise<Lab | undefined> {
+  const lab = await startLab({ log: () => {}, ...opts }).catch((e: Error) => e);
   if (!(lab instanceof Error)) return lab;
   if (ci) {
     test('the containerd lab starts', () => {

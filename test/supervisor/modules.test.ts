@@ -397,4 +397,37 @@ test('a pino logger satisfies the Logger interface', () => {
   log.info({ module: 'x' }, 'compiles');
 });
 
+test('retryNow ends a backoff at once and keeps the streak; it is a no-op unless backing off', async () => {
+  const s = setup();
+  let runs = 0;
+  let healthy = false;
+  s.sup.register({
+    name: 'waiter',
+    policy: 'Always',
+    run: async (ctx) => {
+      runs++;
+      if (!healthy) throw new Error('runtime absent');
+      await untilAborted(ctx);
+    },
+  });
+  s.sup.start();
+  await drive(s, 'waiter', 2); // failed twice: now backing off 4 s
+  await settle();
+  assert.is(s.snap('waiter').state, 'backoff');
+  assert.is(s.snap('waiter').nextRetryAt! - s.clock.now(), 4000);
+  healthy = true;
+  const before = s.clock.now();
+  assert.ok(s.sup.retryNow('waiter'));
+  await settle();
+  assert.is(s.clock.now(), before, 'no time passed');
+  assert.is(s.snap('waiter').state, 'running');
+  assert.is(s.snap('waiter').restarts, 3);
+  assert.is(runs, 4);
+  assert.not.ok(s.sup.retryNow('waiter'), 'running: nothing to cut short');
+  assert.not.ok(s.sup.retryNow('nope'), 'unknown module');
+  assert.is(s.clock.pending, 0, 'the cancelled backoff timer is gone');
+  healthy = false;
+  await s.sup.stop();
+});
+
 test.run();

@@ -1,0 +1,330 @@
+// npm run bench:recovery — how fast the bundled agent brings a node's pods back, on the lab's
+// containerd, next to the raw CRI floor measured in the same run: the same RunPodSandbox +
+// CreateContainer + StartContainer calls issued directly through lib/cri/client.ts, fully parallel.
+//
+//   (a) cold recovery: the runtime emptied (a wiped node), Outpost started → every pod running;
+//   (b) Outpost-only restart: kill -9, start again → every pod adopted (same container IDs).
+//
+// The lab is a private one (OUTPOST_BENCH_LAB, default /tmp/outpost-lab-bench), so emptying its
+// runtime never touches anybody else's pods. BENCH_SIZES (default 10,50), BENCH_ROUNDS (default 3),
+// OUTPOST_BUNDLE (default dist/outpost.mjs: another build, to compare two versions).
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { CriClient } from '../lib/cri/client.ts';
+import type { Pod } from '../lib/kube/types.ts';
+import { buildContainerConfig, podSpecHash } from '../lib/pods/container-config.ts';
+import { buildSandboxConfig } from '../lib/pods/sandbox.ts';
+import { startLab, stopLab } from '../scripts/lab.ts';
+import { printTable, rssMb } from './lib.ts';
+
+const SIZES = (process.env.BENCH_SIZES ?? '10,50').split(',').map(Number);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const LAB_DIR = process.env.OUTPOST_BENCH_LAB ?? '/tmp/outpost-lab-bench';
+const BUNDLE = process.env.OUTPOST_BUNDLE ?? 'dist/outpost.mjs';
+const PORT = 20000 + ((process.pid + 7) % 20000);
+const NS = 'bench';
+const NODE = 'bench-node';
+const url = `http://127.0.0.1:${PORT}`;
+const work = mkdtempSync(join(tmpdir(), 'outpost-bench-recovery-'));
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const lab = await startLab({ dir: LAB_DIR, keep: true, log: () => {} });
+const cri = new CriClient({ endpoint: lab.endpoint, timeoutMs: 120_000 });
+
+function pod(i: number, prefix = 'p'): Pod {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: `${prefix}-${String(i).padStart(2, '0')}`, namespace: NS, uid: `${prefix}-uid-${i}` },
+    spec: {
+      nodeName: NODE,
+      hostNetwork: true,
+      restartPolicy: 'Always',
+      terminationGracePeriodSeconds: 1,
+      containers: [
+        {
+          name: 'main',
+          image: lab.images.app,
+          imagePullPolicy: 'IfNotPresent',
+          command: ['sleep', '3600'],
+        },
+      ],
+    },
+  };
+}
+
+/** Stops and removes every sandbox the runtime holds, all at once. */
+async function emptyRuntime(): Promise<void> {
+  const sandboxes = await cri.listPodSandbox();
+  await Promise.all(
+    sandboxes.map(async (s) => {
+      await cri.stopPodSandbox(s.id);
+      await cri.removePodSandbox(s.id);
+    }),
+  );
+  await Promise.all((await cri.listContainers()).map((c) => cri.removeContainer(c.id)));
+}
+
+interface Times {
+  first: number;
+  last: number;
+}
+const span = (t0: number, done: number[]): Times => ({
+  first: (Math.min(...done) - t0) / 1000,
+  last: (Math.max(...done) - t0) / 1000,
+});
+
+/** The floor: each pod's sandbox, container create and start, issued directly and fully parallel. */
+async function floorCreate(n: number): Promise<Times> {
+  const logs = join(work, 'floor-logs');
+  const pods = Array.from({ length: n }, (_, i) => pod(i, 'floor'));
+  const configs = pods.map((p) => {
+    const specHash = podSpecHash(p);
+    const logDirectory = join(logs, p.metadata.name!);
+    mkdirSync(join(logDirectory, 'main'), { recursive: true });
+    const sandbox = buildSandboxConfig(p, { attempt: 0, logDirectory, specHash, managedBy: 'bench' });
+    const container = buildContainerConfig(p, p.spec.containers[0]!, {
+      attempt: 0,
+      restartCount: 0,
+      volumes: new Map(),
+      envs: [],
+      logPath: 'main/0.log',
+      specHash,
+    });
+    return { sandbox, container };
+  });
+  const t0 = performance.now();
+  const done = await Promise.all(
+    configs.map(async ({ sandbox, container }) => {
+      const id = await cri.runPodSandbox(sandbox);
+      await cri.startContainer(await cri.createContainer(id, container, sandbox));
+      return performance.now();
+    }),
+  );
+  const times = span(t0, done);
+  await emptyRuntime();
+  rmSync(logs, { recursive: true, force: true });
+  return times;
+}
+
+/** The adoption floor: one relist, then every container's status, fully parallel. */
+async function floorAdopt(): Promise<Times> {
+  const t0 = performance.now();
+  const [, containers] = await Promise.all([cri.listPodSandbox(), cri.listContainers()]);
+  const done = await Promise.all(
+    containers.map(async (c) => {
+      await cri.containerStatus(c.id);
+      return performance.now();
+    }),
+  );
+  return span(t0, done);
+}
+
+interface Outpost {
+  child: ChildProcess;
+  t0: number;
+}
+
+function startOutpost(dataDir: string, manifests: string): Outpost {
+  const t0 = performance.now();
+  const args = [BUNDLE, 'serve', '--listen', `127.0.0.1:${PORT}`, '--data-dir', dataDir];
+  args.push('--manifests', manifests, '--runtime-endpoint', lab.endpoint, '--node-name', NODE);
+  const child = spawn(process.execPath, [...args, '--log-level', 'warn'], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  return { child, t0 };
+}
+
+async function kill9(o: Outpost): Promise<void> {
+  if (o.child.exitCode !== null || o.child.signalCode !== null) return;
+  const exited = new Promise((r) => o.child.once('exit', r));
+  o.child.kill('SIGKILL');
+  await exited;
+}
+
+type PodCheck = (p: Pod) => boolean;
+
+/** Watches the pods through the API from the moment it answers; resolves with when each pod first passed `check`. */
+async function watchUntil(o: Outpost, n: number, check: PodCheck): Promise<Times & { api: number }> {
+  const seen = new Map<string, number>();
+  let api = 0;
+  const deadline = Date.now() + 180_000;
+  while (seen.size < n) {
+    if (Date.now() > deadline) throw new Error(`only ${seen.size}/${n} pods got there in 180 s`);
+    if (o.child.exitCode !== null) throw new Error(`outpost exited with ${o.child.exitCode}`);
+    let res: Response;
+    try {
+      res = await fetch(`${url}/api/v1/namespaces/${NS}/pods?watch=1`);
+    } catch {
+      await sleep(2);
+      continue;
+    }
+    api ||= performance.now();
+    const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let buf = '';
+    while (seen.size < n) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buf += value;
+      for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
+        const ev = JSON.parse(buf.slice(0, nl)) as { object: Pod };
+        buf = buf.slice(nl + 1);
+        const name = ev.object.metadata.name!;
+        if (!seen.has(name) && check(ev.object)) seen.set(name, performance.now());
+      }
+    }
+    await reader.cancel().catch(() => {});
+  }
+  return { ...span(o.t0, [...seen.values()]), api: (api - o.t0) / 1000 };
+}
+
+const ids = (p: Pod) => (p.status?.containerStatuses ?? []).map((s) => s.containerID ?? '');
+const running = (p: Pod) =>
+  p.status?.phase === 'Running' &&
+  (p.status.containerStatuses ?? []).length === p.spec.containers.length &&
+  (p.status.containerStatuses ?? []).every((s) => s.state?.running);
+
+async function currentIds(): Promise<Map<string, string[]>> {
+  const res = await fetch(`${url}/api/v1/namespaces/${NS}/pods`);
+  const list = (await res.json()) as { items: Pod[] };
+  return new Map(list.items.map((p) => [p.metadata.name!, ids(p)]));
+}
+
+interface Round {
+  floor: Times;
+  cold: Times & { api: number };
+  adoptFloor: Times;
+  adopt: Times & { api: number };
+}
+
+async function benchSize(n: number): Promise<{ rounds: Round[]; rss: number }> {
+  const dir = join(work, `n${n}`);
+  const manifests = join(dir, 'manifests');
+  const dataDir = join(dir, 'data');
+  mkdirSync(manifests, { recursive: true });
+  const items = Array.from({ length: n }, (_, i) => {
+    const p = pod(i);
+    delete p.metadata.uid; // the metabase gives uids
+    return p;
+  });
+  writeFileSync(join(manifests, 'pods.json'), JSON.stringify({ apiVersion: 'v1', kind: 'List', items }));
+  await emptyRuntime();
+  // Warm-up: the metabase learns the pods and Outpost runs them once.
+  let o = startOutpost(dataDir, manifests);
+  await watchUntil(o, n, running);
+  let rss = 0;
+  const rounds: Round[] = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    // (a) cold: a wiped runtime; the floor first, then Outpost on the same empty runtime.
+    const stale = new Set([...(await currentIds()).values()].flat());
+    await kill9(o);
+    await emptyRuntime();
+    const floor = await floorCreate(n);
+    o = startOutpost(dataDir, manifests);
+    const cold = await watchUntil(o, n, (p) => running(p) && ids(p).every((id) => !stale.has(id)));
+
+    // (b) Outpost only: kill -9, then start again on the running pods.
+    const before = await currentIds();
+    await kill9(o);
+    // The stored statuses already say Running: drop them so each pod's adoption shows in the API.
+    const db = new Database(join(dataDir, 'outpost.db'));
+    db.prepare('DELETE FROM pod_status').run();
+    db.close();
+    const adoptFloor = await floorAdopt();
+    o = startOutpost(dataDir, manifests);
+    const adopt = await watchUntil(
+      o,
+      n,
+      (p) => running(p) && ids(p).join() === (before.get(p.metadata.name!) ?? []).join(),
+    );
+    rounds.push({ floor, cold, adoptFloor, adopt });
+    if (r === ROUNDS - 1) {
+      await sleep(2000); // a few relists and status writes in steady state
+      rss = rssMb(o.child.pid!);
+    }
+  }
+  await kill9(o);
+  await emptyRuntime();
+  return { rounds, rss };
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const spread = (xs: number[], d = 2) =>
+  xs.length > 1
+    ? `${median(xs).toFixed(d)} (${Math.min(...xs).toFixed(d)}-${Math.max(...xs).toFixed(d)})`
+    : xs[0]!.toFixed(d);
+
+const results = new Map<number, { rounds: Round[]; rss: number }>();
+try {
+  for (const n of SIZES) results.set(n, await benchSize(n));
+} finally {
+  cri.close();
+  rmSync(work, { recursive: true, force: true });
+  if (!process.env.BENCH_KEEP_LAB) await stopLab({ dir: LAB_DIR, log: () => {} });
+}
+
+console.log(
+  `\nOutpost recovery on containerd (lab), busybox pods, host network, images present; node ${process.version}, ${new Date().toISOString()}`,
+);
+console.log(
+  `times in seconds from agent start (floor: from the first call); median (min-max) of ${ROUNDS} rounds\n`,
+);
+const rows: (string | number)[][] = [];
+for (const [n, { rounds }] of results) {
+  const col = (f: (r: Round) => number, d = 2) => spread(rounds.map(f), d);
+  rows.push([
+    'cold: runtime wiped, agent started',
+    String(n),
+    col((r) => r.cold.api),
+    col((r) => r.cold.first),
+    col((r) => r.cold.last),
+    col((r) => r.cold.last - r.cold.first),
+    col((r) => r.floor.first),
+    col((r) => r.floor.last),
+    col((r) => r.cold.last / r.floor.last),
+    n === 10 ? 'last <= 1.3 x floor; first->last <= 0.3' : '-',
+  ]);
+  rows.push([
+    'restart: kill -9, agent started',
+    String(n),
+    col((r) => r.adopt.api),
+    col((r) => r.adopt.first),
+    col((r) => r.adopt.last),
+    col((r) => r.adopt.last - r.adopt.first),
+    col((r) => r.adoptFloor.first, 3),
+    col((r) => r.adoptFloor.last, 3),
+    col((r) => r.adopt.last / r.floor.last),
+    '-',
+  ]);
+}
+printTable(
+  [
+    'scenario',
+    'pods',
+    'API up',
+    'first running',
+    'last running',
+    'first->last',
+    'floor first',
+    'floor last',
+    'last / create floor',
+    'target',
+  ],
+  rows,
+);
+console.log(
+  '\nfloor, cold: RunPodSandbox + CreateContainer + StartContainer per pod; floor, restart: ListPodSandbox +',
+);
+console.log('ListContainers + ContainerStatus per container. Both fully parallel, same lab, same run.\n');
+printTable(
+  ['what', 'Outpost', 'anchor', 'target'],
+  [...results].map(([n, { rss }]) => [
+    `RSS with ${n} pods running (MB)`,
+    rss.toFixed(1),
+    n === 20 ? 'edgecore 67.5' : 'edgecore 61.3 at 5, 74.1 at 40 pods',
+    '<= 50 at 20 pods',
+  ]),
+);

@@ -1,0 +1,62 @@
+import type { TLSSocket } from 'node:tls';
+import { forbidden, unauthorized } from '../kube/status.ts';
+import { requiredRole } from './policy.ts';
+import { allows, isRole, type Principal } from './roles.ts';
+import type { TokenTable } from './tokens.ts';
+
+/** How callers prove who they are; with neither configured, loopback callers are anonymous admins. */
+export interface AuthConfig {
+  tokens?: TokenTable | undefined;
+  /** Client certificates verified against --client-ca: CN = user, O = role. */
+  clientCerts?: boolean | undefined;
+}
+
+export const authConfigured = (a: AuthConfig): boolean => !!a.tokens || !!a.clientCerts;
+
+const ANONYMOUS: Principal = { user: 'system:anonymous', role: 'admin', via: 'anonymous' };
+
+/** What a request carries: its Authorization header and, over TLS, its socket. */
+export interface Credentials {
+  authorization?: string | undefined;
+  socket?: unknown;
+}
+
+/** Who is calling, or throws 401 for credentials that do not check out. Undefined: no credentials. */
+export function identify(creds: Credentials, auth: AuthConfig): Principal | undefined {
+  if (!authConfigured(auth)) return ANONYMOUS;
+  const header = creds.authorization;
+  if (header !== undefined) {
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    const entry = m && auth.tokens?.lookup(m[1]!);
+    if (!entry) throw unauthorized();
+    return { user: entry.user, role: entry.role, via: 'token' };
+  }
+  const socket = creds.socket as Partial<TLSSocket> | undefined;
+  if (auth.clientCerts && socket?.authorized && typeof socket.getPeerCertificate === 'function') {
+    const cert = socket.getPeerCertificate();
+    const user = typeof cert.subject?.CN === 'string' ? cert.subject.CN : undefined;
+    const org = cert.subject?.O;
+    const role = (Array.isArray(org) ? org : [org]).find((o): o is string => typeof o === 'string' && isRole(o));
+    if (!user || !role) throw unauthorized('client certificate has no CN user or no O role (viewer, operator, admin)');
+    return { user, role: role as Principal['role'], via: 'certificate' };
+  }
+  return undefined;
+}
+
+/** Authenticates and authorizes one request; returns the principal (or undefined for public paths). */
+export function authorize(method: string, path: string, creds: Credentials, auth: AuthConfig): Principal | undefined {
+  const need = requiredRole(method, path);
+  let who: Principal | undefined;
+  try {
+    who = identify(creds, auth);
+  } catch (e) {
+    if (need === 'public') return undefined;
+    throw e;
+  }
+  if (need === 'public') return who;
+  if (!who) throw unauthorized();
+  if (!allows(who.role, need)) {
+    throw forbidden(`User "${who.user}" (role ${who.role}) cannot ${method} ${path}: it needs role ${need}`);
+  }
+  return who;
+}

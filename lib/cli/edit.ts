@@ -1,0 +1,145 @@
+// `outpost edit device NAME`, as kubectl edit works on a custom resource: the object as YAML in
+// $EDITOR, then a JSON merge patch of what changed. A file that does not parse, or a change the
+// server refuses, reopens the editor with the error on top as comments; no change sends nothing.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Command } from 'commander';
+import { parse } from 'yaml';
+import { createMergePatch, isEmptyPatch } from '../kube/merge-patch.ts';
+import type { KubeObject } from '../kube/types.ts';
+import { type ApiClient, CliError } from './client.ts';
+import { clientFlags, runClient } from './commands.ts';
+import type { Io } from './get.ts';
+import { toYaml } from './output.ts';
+import { collectionPath, resolveResource } from './resources.ts';
+
+const HEADER = `# Please edit the object below. Lines beginning with a '#' will be ignored,
+# and an empty file will abort the edit. If an error occurs while saving this file will be
+# reopened with the relevant failures.
+#
+`;
+
+const comment = (text: string) =>
+  text
+    .split('\n')
+    .map((l) => `# ${l}`.trimEnd())
+    .join('\n');
+
+/** The file's content without comment lines, as kubectl compares and parses it. */
+const stripComments = (text: string) =>
+  text
+    .split('\n')
+    .filter((l) => !l.trimStart().startsWith('#'))
+    .join('\n')
+    .trim();
+
+/** The editor command: OUTPOST_EDITOR, KUBE_EDITOR, EDITOR, else vi. */
+export const editorCommand = (env: NodeJS.ProcessEnv = process.env): string =>
+  env.OUTPOST_EDITOR || env.KUBE_EDITOR || env.EDITOR || 'vi';
+
+function runEditor(editor: string, file: string): void {
+  // Through the shell, so EDITOR may carry arguments (`code --wait`) as kubectl allows.
+  const r = spawnSync('/bin/sh', ['-c', `${editor} "$1"`, 'sh', file], { stdio: 'inherit' });
+  if (r.error || r.status !== 0)
+    throw new CliError(
+      `error: there was a problem with the editor "${editor}"${r.error ? `: ${r.error.message}` : ''}`,
+    );
+}
+
+export interface EditOptions {
+  namespace: string;
+  editor?: string;
+}
+
+/** Runs the edit loop; returns the exit code. */
+export async function edit(
+  client: ApiClient,
+  type: string,
+  name: string | undefined,
+  o: EditOptions,
+  io: Io,
+) {
+  if (type.includes('/')) [type, name] = type.split('/') as [string, string];
+  const r = resolveResource(type);
+  if (r.kind !== 'Device') throw new CliError(`error: outpost edit supports devices only, not ${r.plural}`);
+  if (!name) throw new CliError('error: a device name is required: outpost edit device NAME');
+  const path = `${collectionPath(r, o.namespace)}/${encodeURIComponent(name)}`;
+  const original = await client.json<KubeObject>(path);
+  const what = `${r.plural}.devices.kubeedge.io "${name}"`;
+  const dir = mkdtempSync(join(tmpdir(), 'outpost-edit-'));
+  const file = join(dir, `${r.plural}-${name}.yaml`);
+  let body = toYaml(original);
+  let errorHeader = '';
+  let lastTried: string | undefined;
+  try {
+    for (;;) {
+      writeFileSync(file, `${errorHeader}${HEADER}${body}`);
+      runEditor(o.editor ?? editorCommand(), file);
+      const edited = readFileSync(file, 'utf8');
+      const content = stripComments(edited);
+      if (content === '') {
+        io.out('Edit cancelled, saved file was empty.\n');
+        return 0;
+      }
+      // Saved as it was reopened: the user gave up on the failed change.
+      if (lastTried !== undefined && content === lastTried) {
+        io.err(`error: Edit cancelled, no valid changes were saved.\n`);
+        return 1;
+      }
+      if (lastTried === undefined && content === stripComments(toYaml(original))) {
+        io.out('Edit cancelled, no changes made.\n');
+        return 0;
+      }
+      lastTried = content;
+      body = `${content}\n`;
+      let obj: unknown;
+      try {
+        obj = parse(content);
+      } catch (e) {
+        errorHeader = `${comment(`The edited file had a syntax error: ${(e as Error).message}`)}\n#\n`;
+        continue;
+      }
+      if (!obj || typeof obj !== 'object' || Array.isArray(obj)) {
+        errorHeader = `${comment('The edited file is not an object.')}\n#\n`;
+        continue;
+      }
+      const patch = createMergePatch(original, obj);
+      if (isEmptyPatch(patch)) {
+        io.out('Edit cancelled, no changes made.\n');
+        return 0;
+      }
+      try {
+        await client.send('PATCH', path, { body: patch, contentType: 'application/merge-patch+json' });
+      } catch (e) {
+        // A refusal from the server goes back to the editor; a lost connection ends the edit.
+        if (!(e instanceof CliError) || !e.message.startsWith('Error from server')) throw e;
+        errorHeader = `${comment(`${what} was not valid:\n* ${e.message}`)}\n#\n`;
+        continue;
+      }
+      io.out(`device.devices.kubeedge.io/${name} edited\n`);
+      return 0;
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const stdio: Io = { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) };
+
+/** Registers `edit device NAME` on the program or under `ctl`. */
+export function addEdit(parent: Command, setExit: (code: number) => void): void {
+  clientFlags(
+    parent
+      .command('edit')
+      .description(
+        'Edit a device in $EDITOR (YAML); the change is applied through its mapper, like kubectl edit',
+      )
+      .argument('<type>', 'device|devices|dev (or device/NAME)')
+      .argument('[name]', 'the device to edit')
+      .option('-n, --namespace <ns>', 'namespace', 'default'),
+  ).action(async (type: string, name: string | undefined, o) => {
+    setExit(await runClient(o, (client) => edit(client, type, name, { namespace: o.namespace }, stdio)));
+  });
+}

@@ -1,0 +1,65 @@
+import type { Command } from 'commander';
+import type { RestartResult } from '../pods/restart.ts';
+import { type ApiClient, CliError } from './client.ts';
+import { clientFlags, runClient } from './commands.ts';
+import type { Io } from './get.ts';
+
+const stdio: Io = { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) };
+
+/** Splits `pod web`, `pods web db` and `pod/web pod/db` into pod names; only pods restart. */
+function podNames(type: string, names: string[]): string[] {
+  const args = type.includes('/') ? [type, ...names] : names;
+  if (!type.includes('/') && !['pod', 'pods', 'po'].includes(type.toLowerCase()))
+    throw new CliError(`error: restart is only supported for pods, not "${type}"`);
+  return args.map((a) => {
+    if (!a.includes('/')) return a;
+    const [kind = '', name = ''] = a.split('/');
+    if (!['pod', 'pods', 'po'].includes(kind.toLowerCase()))
+      throw new CliError(`error: restart is only supported for pods, not "${kind}"`);
+    return name;
+  });
+}
+
+/**
+ * `outpost restart pod NAME...`: restarts each pod in place and prints the IDs of the containers it
+ * stopped (one a line, as `keadm ctl restart` and `crictl stop` do); a failure is printed the way
+ * kubectl prints a Status and makes the exit code 1, the other pods are still restarted.
+ */
+export async function restart(
+  client: ApiClient,
+  type: string,
+  names: string[],
+  namespace: string,
+  io: Io,
+): Promise<number> {
+  const pods = podNames(type, names);
+  if (pods.length === 0) throw new CliError('error: no pod specified for restart');
+  let failed = false;
+  for (const name of pods) {
+    try {
+      const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}/restart`;
+      const res = await client.send('POST', path);
+      const result = (await res.body.json()) as RestartResult;
+      io.out(result.stopped.map((s) => `${s.id}\n`).join(''));
+    } catch (e) {
+      if (!(e instanceof CliError)) throw e;
+      failed = true;
+      io.err(`${e.message}\n`);
+    }
+  }
+  return failed ? 1 : 0;
+}
+
+/** Registers `restart pod NAME... [-n NS]` on the program or under `ctl`. */
+export function addRestart(parent: Command, setExit: (code: number) => void): void {
+  clientFlags(
+    parent
+      .command('restart')
+      .description('Restart pods in place: stop their running containers, which start again at once')
+      .argument('<type>', 'pod|pods|po (or pod/NAME)')
+      .argument('[names...]', 'pods to restart')
+      .option('-n, --namespace <ns>', 'namespace', 'default'),
+  ).action(async (type: string, names: string[], o) => {
+    setExit(await runClient(o, (client) => restart(client, type, names, o.namespace, stdio)));
+  });
+}

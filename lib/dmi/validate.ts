@@ -1,0 +1,147 @@
+// What the API server (CRD schema) and edgecore (dtcommon.ValidateValue) check on devices and models,
+// plus the checks against the device's model that only the node can make: a desired value must fit
+// the property's type, range and access mode.
+import type { StatusCause } from '../kube/status.ts';
+import { checkDnsLabel, checkDnsSubdomain } from '../kube/validate.ts';
+import { DEVICE_API_VERSION, type Device, type DeviceModel, type ModelProperty } from './types.ts';
+
+const TYPES = ['INT', 'FLOAT', 'DOUBLE', 'STRING', 'BOOLEAN', 'BYTES', 'STREAM'];
+const ACCESS = ['ReadWrite', 'ReadOnly'];
+
+const required = (field: string): StatusCause => ({
+  field,
+  reason: 'FieldValueRequired',
+  message: 'Required value',
+});
+const bad = (field: string, value: unknown, why: string): StatusCause => ({
+  field,
+  reason: 'FieldValueInvalid',
+  message: `Invalid value: ${JSON.stringify(value)}: ${why}`,
+});
+
+/** Why `value` is not a valid value of a property of this type and range, or undefined when it is. */
+export function twinValueProblem(value: string, p: ModelProperty): string | undefined {
+  const type = (p.type ?? 'STRING').toUpperCase();
+  let n: number | undefined;
+  if (type === 'INT') {
+    if (!/^[-+]?\d+$/.test(value)) return 'must be an integer (property type INT)';
+    n = Number(value);
+  } else if (type === 'FLOAT' || type === 'DOUBLE') {
+    n = value.trim() === '' ? Number.NaN : Number(value);
+    if (!Number.isFinite(n)) return `must be a number (property type ${type})`;
+  } else if (type === 'BOOLEAN') {
+    if (value !== 'true' && value !== 'false') return 'must be true or false (property type BOOLEAN)';
+  }
+  if (n !== undefined) {
+    const min = p.minimum === undefined || p.minimum === '' ? undefined : Number(p.minimum);
+    const max = p.maximum === undefined || p.maximum === '' ? undefined : Number(p.maximum);
+    if (min !== undefined && Number.isFinite(min) && n < min) return `must be at least ${p.minimum}`;
+    if (max !== undefined && Number.isFinite(max) && n > max) return `must be at most ${p.maximum}`;
+  }
+  return undefined;
+}
+
+function checkMeta(obj: { apiVersion?: string; kind?: string; metadata?: unknown }, kind: string) {
+  const causes: StatusCause[] = [];
+  if (obj.apiVersion !== undefined && obj.apiVersion !== DEVICE_API_VERSION)
+    causes.push(bad('apiVersion', obj.apiVersion, `must be ${DEVICE_API_VERSION}`));
+  if (obj.kind !== undefined && obj.kind !== kind) causes.push(bad('kind', obj.kind, `must be ${kind}`));
+  const meta = (obj.metadata ?? {}) as { name?: unknown; namespace?: unknown };
+  causes.push(...checkDnsSubdomain(meta.name, 'metadata.name'));
+  causes.push(...checkDnsLabel(meta.namespace || 'default', 'metadata.namespace'));
+  return causes;
+}
+
+const cycle = (v: unknown) => v === undefined || (Number.isInteger(v) && (v as number) >= 0);
+
+/** Problems with a Device, checked against its model when the model is known. */
+export function validateDevice(d: Device, model?: DeviceModel): StatusCause[] {
+  const causes = checkMeta(d, 'Device');
+  const spec = d.spec as Device['spec'] | undefined;
+  if (!spec || typeof spec !== 'object' || Array.isArray(spec)) return [...causes, required('spec')];
+  if (!spec.protocol?.protocolName) causes.push(required('spec.protocol.protocolName'));
+  if (!spec.deviceModelRef?.name) causes.push(required('spec.deviceModelRef.name'));
+  if (spec.properties !== undefined && !Array.isArray(spec.properties)) {
+    return [...causes, bad('spec.properties', spec.properties, 'must be a list')];
+  }
+  const byName = new Map((model?.spec.properties ?? []).map((p) => [p.name, p]));
+  const seen = new Set<string>();
+  (spec.properties ?? []).forEach((p, i) => {
+    const field = `spec.properties[${i}]`;
+    if (!p || typeof p !== 'object' || !p.name) {
+      causes.push(required(`${field}.name`));
+      return;
+    }
+    if (seen.has(p.name))
+      causes.push({
+        field: `${field}.name`,
+        reason: 'FieldValueDuplicate',
+        message: `Duplicate value: "${p.name}"`,
+      });
+    seen.add(p.name);
+    if (!cycle(p.reportCycle))
+      causes.push(bad(`${field}.reportCycle`, p.reportCycle, 'must be a non-negative integer'));
+    if (!cycle(p.collectCycle))
+      causes.push(bad(`${field}.collectCycle`, p.collectCycle, 'must be a non-negative integer'));
+    const desired = p.desired?.value;
+    if (desired !== undefined && typeof desired !== 'string') {
+      causes.push(bad(`${field}.desired.value`, desired, 'must be a string'));
+      return;
+    }
+    if (!model) return;
+    const mp = byName.get(p.name);
+    if (!mp) {
+      causes.push({
+        field: `${field}.name`,
+        reason: 'FieldValueNotFound',
+        message: `Not found: "${p.name}": device model "${model.metadata.name}" has no such property`,
+      });
+      return;
+    }
+    if (!desired) return;
+    if (mp.accessMode === 'ReadOnly') {
+      causes.push(bad(`${field}.desired.value`, desired, `property "${p.name}" is ReadOnly`));
+      return;
+    }
+    const problem = twinValueProblem(desired, mp);
+    if (problem) causes.push(bad(`${field}.desired.value`, desired, problem));
+  });
+  return causes;
+}
+
+/** Problems with a DeviceModel. */
+export function validateModel(m: DeviceModel): StatusCause[] {
+  const causes = checkMeta(m, 'DeviceModel');
+  const spec = m.spec as DeviceModel['spec'] | undefined;
+  if (!spec || typeof spec !== 'object') return [...causes, required('spec')];
+  if (spec.properties !== undefined && !Array.isArray(spec.properties))
+    return [...causes, bad('spec.properties', spec.properties, 'must be a list')];
+  const seen = new Set<string>();
+  (spec.properties ?? []).forEach((p, i) => {
+    const field = `spec.properties[${i}]`;
+    if (!p?.name) {
+      causes.push(required(`${field}.name`));
+      return;
+    }
+    if (seen.has(p.name))
+      causes.push({
+        field: `${field}.name`,
+        reason: 'FieldValueDuplicate',
+        message: `Duplicate value: "${p.name}"`,
+      });
+    seen.add(p.name);
+    if (p.type !== undefined && !TYPES.includes(String(p.type).toUpperCase()))
+      causes.push({
+        field: `${field}.type`,
+        reason: 'FieldValueNotSupported',
+        message: `Unsupported value: "${p.type}": supported values: ${TYPES.map((t) => `"${t}"`).join(', ')}`,
+      });
+    if (p.accessMode !== undefined && !ACCESS.includes(p.accessMode))
+      causes.push({
+        field: `${field}.accessMode`,
+        reason: 'FieldValueNotSupported',
+        message: `Unsupported value: "${p.accessMode}": supported values: "ReadWrite", "ReadOnly"`,
+      });
+  });
+  return causes;
+}

@@ -1,0 +1,49 @@
+import type { AppContext } from '../http/env.ts';
+import { badRequest } from '../kube/status.ts';
+import { type RunningContainer, requireRuntime } from '../pods/find-container.ts';
+import {
+  CHANNEL_PROTOCOLS,
+  chooseProtocol,
+  type ExecOptions,
+  isWebSocketUpgrade,
+  offeredProtocols,
+} from './options.ts';
+import { prepareExec } from './run.ts';
+import { upgraderOf } from './upgrade.ts';
+
+/**
+ * Checks an exec upgrade request, prepares the runtime session and hands it to the server's
+ * upgrader. Throws the Status the client gets instead: 400 for a request that is not a WebSocket
+ * handshake or offers no channel protocol Outpost speaks (kubectl ≥ 1.30 then retries over SPDY).
+ */
+export async function prepareExecUpgrade(
+  c: AppContext,
+  target: RunningContainer,
+  opts: ExecOptions,
+  kind: 'websocket' | 'spdy',
+): Promise<void> {
+  const headers = c.req.raw.headers;
+  const upgrade = upgraderOf(c);
+  // kubelet's check (remotecommand NewOptions); keadm's plain POST captures both outputs instead.
+  if (!opts.stdin && !opts.stdout && !opts.stderr) {
+    throw badRequest('you must specify at least 1 of stdin, stdout, stderr');
+  }
+  if (kind === 'spdy') {
+    if (!upgrade)
+      throw badRequest('SPDY/3.1 streams are not served by this server: use kubectl 1.30 or newer');
+    const session = await prepareExec(requireRuntime(c.var.cri), target, opts, true);
+    upgrade({ kind, session });
+    return;
+  }
+  // The API server's upgrade-aware proxy answers a plain request this way.
+  if (!isWebSocketUpgrade(headers) || !upgrade) throw badRequest('Upgrade request required');
+  const offered = offeredProtocols(headers);
+  const protocol = chooseProtocol(offered);
+  if (!protocol) {
+    throw badRequest(
+      `none of the offered WebSocket subprotocols [${offered.join(' ')}] is supported: use one of [${CHANNEL_PROTOCOLS.join(' ')}]`,
+    );
+  }
+  const session = await prepareExec(requireRuntime(c.var.cri), target, opts);
+  upgrade({ kind, protocol, session });
+}

@@ -1,0 +1,127 @@
+// Commands run to completion for scripts (`POST /pods/{ns}/{name}/exec`, keadm's non-TTY exec):
+// CRI ExecSync when there is no input, the streaming path (SPDY, whose stdin can end) when there is.
+import type { CriClient } from '../cri/client.ts';
+import { badRequest, internal, isStatusError, type StatusError, timeout } from '../kube/status.ts';
+import type { RunningContainer } from '../pods/find-container.ts';
+import type { ExecOptions } from './options.ts';
+import { exitCodeOf, parseStatus } from './status.ts';
+import type { ExecSession } from './upgrade.ts';
+import { connectUpstream, STATUS, STDERR, STDOUT } from './upstream.ts';
+
+/** What a finished command left: both output streams, whole, and its exit code. */
+export interface ExecOutput {
+  stdout: Buffer;
+  stderr: Buffer;
+  exitCode: number;
+}
+
+/**
+ * Asks the runtime for a streaming session for `opts` on a running container. `passThrough`: the
+ * client will speak to the runtime itself (SPDY), so the session must have exactly its streams.
+ */
+export async function prepareExec(
+  cri: CriClient,
+  target: RunningContainer,
+  opts: Omit<ExecOptions, 'container'>,
+  passThrough = false,
+): Promise<ExecSession> {
+  // A TTY without stdin loses all output on containerd (kubectl never asks for it): when Outpost
+  // relays, it opens stdin anyway and just sends nothing on it.
+  const stdin = opts.stdin || (opts.tty && !passThrough);
+  const url = await cri.exec({
+    containerId: target.containerId,
+    cmd: opts.command,
+    stdin,
+    stdout: opts.stdout,
+    stderr: opts.stderr && !opts.tty,
+    tty: opts.tty,
+  });
+  return {
+    url,
+    stdin,
+    stdout: opts.stdout,
+    stderr: opts.stderr && !opts.tty,
+    tty: opts.tty,
+    target: `${target.pod.metadata.namespace}/${target.pod.metadata.name}/${target.container}`,
+  };
+}
+
+const where = (t: RunningContainer) => `container ${t.container} of pod ${t.pod.metadata.name}`;
+
+// runc reports a command that cannot start (not found, not executable) as a failed exec; that is
+// the caller's mistake, not the node's.
+function startFailure(message: string, t: RunningContainer, command: string[]): StatusError | undefined {
+  const at = message.indexOf('OCI runtime exec failed: ');
+  if (at < 0) return undefined;
+  const detail = message.slice(at + 'OCI runtime exec failed: '.length).replace(/: unknown$/, '');
+  return badRequest(`cannot run ${JSON.stringify(command)} in ${where(t)}: ${detail}`);
+}
+
+/**
+ * Runs `command` in a running container and waits for it: at most `timeoutSeconds` (the runtime
+ * kills it then: 504 Timeout). `stdin`, when given, is the command's whole input, then EOF.
+ */
+export async function runInContainer(
+  cri: CriClient,
+  target: RunningContainer,
+  command: string[],
+  opts: { stdin?: string | undefined; timeoutSeconds: number },
+): Promise<ExecOutput> {
+  const timedOut = () =>
+    timeout(
+      `command ${JSON.stringify(command)} did not finish within ${opts.timeoutSeconds}s in ${where(target)}`,
+    );
+  if (opts.stdin === undefined) {
+    try {
+      return await cri.execSync(target.containerId, command, opts.timeoutSeconds);
+    } catch (e) {
+      if (isStatusError(e) && e.code === 504) throw timedOut();
+      throw (isStatusError(e) && startFailure(e.message, target, command)) || e;
+    }
+  }
+  const session = await prepareExec(cri, target, {
+    command,
+    stdin: true,
+    stdout: true,
+    stderr: true,
+    tty: false,
+  });
+  const input = Buffer.from(opts.stdin, 'utf8');
+  return new Promise((resolve, reject) => {
+    const upstream = connectUpstream(session);
+    const stdout: Buffer[] = [];
+    const stderr: Buffer[] = [];
+    let status: Buffer | undefined;
+    let expired = false;
+    // The stream path has no runtime-side timeout: leave the session (the process keeps stdin's EOF).
+    const timer = setTimeout(() => {
+      expired = true;
+      upstream.close();
+    }, opts.timeoutSeconds * 1000);
+    upstream.onFrame = (channel, data) => {
+      if (channel === STDOUT) stdout.push(data);
+      else if (channel === STDERR) stderr.push(data);
+      else if (channel === STATUS) status = data;
+    };
+    upstream.onClose = (err) => {
+      clearTimeout(timer);
+      if (expired) return reject(timedOut());
+      if (!status) {
+        return reject(
+          internal(
+            `the exec stream of ${where(target)} ended without an exit status${err ? `: ${err.message}` : ''}`,
+          ),
+        );
+      }
+      const s = parseStatus(status);
+      const exitCode = exitCodeOf(s);
+      if (exitCode === undefined) {
+        const message = s.message ?? 'the command failed';
+        return reject(startFailure(message, target, command) ?? internal(message));
+      }
+      resolve({ stdout: Buffer.concat(stdout), stderr: Buffer.concat(stderr), exitCode });
+    };
+    if (input.length) upstream.stdin(input);
+    upstream.closeStdin();
+  });
+}

@@ -1,0 +1,86 @@
+// The `runtime` module: the connection to the container runtime, supervised. It fails (and the
+// supervisor retries it along the backoff curve) while the runtime does not answer, and keeps the
+// pods' RuntimeReachable condition in step. KubeEdge's motivating case: the agent starting before
+// containerd's socket exists must keep serving, not exit.
+import { existsSync } from 'node:fs';
+import type { CriClient } from '../cri/client.ts';
+import type { ModuleSpec } from '../supervisor/modules.ts';
+import type { RuntimeReachability } from './runtime-reachability.ts';
+
+export interface RuntimeModuleOptions {
+  cri: CriClient;
+  reach: RuntimeReachability;
+  /** Called each time the runtime connects (the agent starts the pods module without waiting). */
+  onConnected?: () => void;
+  /** How long an existing socket gets to accept gRPC's connection; default 5 s. */
+  connectTimeoutMs?: number;
+  /** Health check period; default 5 s, two failures in a row restart the module. */
+  healthIntervalMs?: number;
+}
+
+/** The socket path of a `unix://` endpoint, else undefined. */
+export const unixSocketPath = (endpoint: string): string | undefined =>
+  endpoint.startsWith('unix://') ? endpoint.slice('unix://'.length) : undefined;
+
+/**
+ * The runtime's version. A unix socket that does not exist fails at once; one that exists gets
+ * `timeoutMs` for gRPC to connect, so a runtime that just appeared is found on this attempt even
+ * while gRPC's own reconnect backoff (after earlier failures) has not retried yet.
+ */
+export async function connectRuntime(cri: CriClient, timeoutMs: number) {
+  const path = unixSocketPath(cri.endpoint);
+  if (path !== undefined && !existsSync(path)) {
+    throw new Error(`container runtime at ${cri.endpoint} is unavailable: connect ENOENT ${path}`);
+  }
+  await cri.ready(timeoutMs);
+  return cri.version();
+}
+
+const untilAborted = (signal: AbortSignal) =>
+  new Promise<void>((resolve) =>
+    signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true }),
+  );
+
+/** The supervised runtime connection (policy Always, the default backoff curve). */
+export function runtimeModule(o: RuntimeModuleOptions): ModuleSpec {
+  const { cri, reach } = o;
+  return {
+    name: 'runtime',
+    policy: 'Always',
+    health: {
+      intervalMs: o.healthIntervalMs ?? 5_000,
+      failureThreshold: 2,
+      check: async () => {
+        try {
+          await cri.version();
+          reach.up();
+        } catch (err) {
+          reach.down(err);
+          throw err;
+        }
+      },
+    },
+    run: async (ctx) => {
+      let v: Awaited<ReturnType<CriClient['version']>>;
+      try {
+        v = await connectRuntime(cri, o.connectTimeoutMs ?? 5_000);
+      } catch (err) {
+        reach.down(err);
+        throw err;
+      }
+      reach.up();
+      ctx.log.info(
+        {
+          endpoint: cri.endpoint,
+          runtime: v.runtimeName,
+          version: v.runtimeVersion,
+          cri: v.runtimeApiVersion,
+        },
+        'container runtime connected',
+      );
+      ctx.ready();
+      o.onConnected?.();
+      await untilAborted(ctx.signal);
+    },
+  };
+}

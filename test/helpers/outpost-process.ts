@@ -1,0 +1,109 @@
+// Outpost as production runs it: `node dist/outpost.mjs serve ...` in its own process, so a test
+// can kill -9 it and start it again on the same data directory.
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { appendFileSync, existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+
+const root = join(import.meta.dirname, '../..');
+const bundle = join(root, 'dist/outpost.mjs');
+
+/** Newest modification time of the files a build reads. */
+function newestSource(): number {
+  let newest = 0;
+  const walk = (dir: string) => {
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      const p = join(dir, e.name);
+      if (e.isDirectory()) walk(p);
+      else newest = Math.max(newest, statSync(p).mtimeMs);
+    }
+  };
+  for (const d of ['bin', 'lib', 'db', 'routes', 'proto']) if (existsSync(join(root, d))) walk(join(root, d));
+  for (const f of ['package.json', 'scripts/build.mjs'])
+    newest = Math.max(newest, statSync(join(root, f)).mtimeMs);
+  return newest;
+}
+
+/** Builds dist/outpost.mjs when it is missing or older than its sources; returns its path. */
+export function ensureBundle(): string {
+  if (existsSync(bundle) && statSync(bundle).mtimeMs >= newestSource()) return bundle;
+  const r = spawnSync(process.execPath, ['scripts/build.mjs'], { cwd: root, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`npm run build failed:\n${r.stdout}${r.stderr}`);
+  return bundle;
+}
+
+/** A free loopback port (closed again before it is handed out). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      srv.close(() => resolve(typeof addr === 'object' && addr ? addr.port : 0));
+    });
+  });
+}
+
+export interface OutpostProcess {
+  url: string;
+  pid: number;
+  /** Everything it logged so far (JSON lines on stderr). */
+  logs(): string;
+  /** Resolves once GET /readyz answers 200: every module runs, every pod had its first sync. */
+  ready(timeoutMs?: number): Promise<void>;
+  /** SIGKILL, then waits for the exit. */
+  kill9(): Promise<void>;
+}
+
+export interface OutpostOptions {
+  dataDir: string;
+  runtimeEndpoint: string;
+  nodeName: string;
+  manifests?: string;
+  logLevel?: string;
+}
+
+/**
+ * Starts the bundle as a child process and resolves once its API answers. With OUTPOST_TEST_LOGS
+ * set to a directory, each process's log (at debug level) is also written there (outpost-<pid>.log).
+ */
+export async function spawnOutpost(o: OutpostOptions): Promise<OutpostProcess> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const args = [ensureBundle(), 'serve', '--listen', `127.0.0.1:${port}`, '--data-dir', o.dataDir];
+  args.push('--runtime-endpoint', o.runtimeEndpoint, '--node-name', o.nodeName);
+  if (o.manifests) args.push('--manifests', o.manifests);
+  args.push('--log-level', o.logLevel ?? (process.env.OUTPOST_TEST_LOGS ? 'debug' : 'info'));
+  const child: ChildProcess = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  let logs = '';
+  const keep = process.env.OUTPOST_TEST_LOGS;
+  if (keep) mkdirSync(keep, { recursive: true });
+  child.stderr!.on('data', (d) => {
+    logs += d;
+    if (keep) appendFileSync(join(keep, `outpost-${child.pid}.log`), d);
+  });
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  const gone = () => child.exitCode !== null || child.signalCode !== null;
+  const poll = async (path: string, timeoutMs: number) => {
+    for (const end = Date.now() + timeoutMs; ; await new Promise((r) => setTimeout(r, 20))) {
+      if (gone()) throw new Error(`outpost exited (${child.exitCode ?? child.signalCode}):\n${logs}`);
+      const ok = await fetch(url + path).then(
+        (r) => r.ok,
+        () => false,
+      );
+      if (ok) return;
+      if (Date.now() > end) throw new Error(`outpost: ${path} not ok within ${timeoutMs} ms:\n${logs}`);
+    }
+  };
+  await poll('/livez', 30_000);
+  return {
+    url,
+    pid: child.pid!,
+    logs: () => logs,
+    ready: (timeoutMs = 60_000) => poll('/readyz', timeoutMs),
+    async kill9() {
+      if (!gone()) child.kill('SIGKILL');
+      await exited;
+    },
+  };
+}

@@ -1,0 +1,131 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { openMetabase } from '../../db/open.ts';
+import type { Pod, PodCondition, PodStatus } from '../../lib/kube/types.ts';
+import { silentLogger } from '../../lib/log.ts';
+import {
+  RUNTIME_REACHABLE,
+  RuntimeReachability,
+  unreachableMessage,
+} from '../../lib/pods/runtime-reachability.ts';
+import { createStore } from '../../lib/store/index.ts';
+
+const ENDPOINT = 'unix:///run/containerd/containerd.sock';
+const ENOENT = new Error(
+  `container runtime at ${ENDPOINT} is unavailable: No connection established. Last error: Error: connect ENOENT /run/containerd/containerd.sock. Resolution note: `,
+);
+
+function setup() {
+  let t = Date.parse('2026-03-01T10:00:00Z');
+  const now = () => t;
+  const store = createStore(openMetabase(':memory:'), { host: 'edge-1', now });
+  const pod = (name: string, nodeName = 'edge-1', resources?: object): Pod => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: 'default' },
+    spec: { nodeName, containers: [{ name: 'main', image: 'busybox', ...(resources ? { resources } : {}) }] },
+  });
+  store.pods.put(pod('web'), 'manifest');
+  store.pods.put(pod('db', 'edge-1', { limits: { cpu: '1', memory: '1Gi' } }), 'manifest');
+  store.pods.put(pod('elsewhere', 'edge-2'), 'api');
+  const reach = new RuntimeReachability({
+    store,
+    nodeName: 'edge-1',
+    endpoint: ENDPOINT,
+    now,
+    log: silentLogger,
+  });
+  const cond = (name: string): PodCondition | undefined =>
+    store.pods.get('default', name)?.status?.conditions?.find((c) => c.type === RUNTIME_REACHABLE);
+  const uid = (name: string) => store.pods.record('default', name)!.uid;
+  return { store, reach, cond, uid, advance: (ms: number) => (t += ms) };
+}
+
+/** What the lifecycle manager writes: a whole status of its own conditions, nothing else. */
+const managerStatus = (phase: 'Pending' | 'Running'): PodStatus => ({
+  phase,
+  qosClass: 'BestEffort',
+  conditions: [{ type: 'Ready', status: phase === 'Running' ? 'True' : 'False' }],
+  containerStatuses: [],
+});
+
+test('runtime down: every pod of the node gets RuntimeReachable False naming the endpoint; others untouched', () => {
+  const s = setup();
+  assert.is(s.cond('web'), undefined, 'nothing before the first attempt');
+  s.reach.down(ENOENT);
+  assert.is(s.reach.reachable, false);
+  const c = s.cond('web')!;
+  assert.is(c.status, 'False');
+  assert.is(c.reason, 'RuntimeUnavailable');
+  assert.is(
+    c.message,
+    `container runtime at ${ENDPOINT} is unreachable (the socket does not exist); container states shown are the last known`,
+  );
+  assert.is(c.lastTransitionTime, '2026-03-01T10:00:00Z');
+  // A pod nothing reported on yet is still Pending, with the QoS class its spec gives.
+  const db = s.store.pods.get('default', 'db')!.status!;
+  assert.is(db.phase, 'Pending');
+  assert.is(db.qosClass, 'Guaranteed');
+  assert.is(s.cond('elsewhere'), undefined, 'a pod bound to another node is not ours to mark');
+});
+
+test('the lifecycle manager rewriting the status does not drop the condition; a repeat changes nothing', () => {
+  const s = setup();
+  s.reach.down(ENOENT);
+  const rv = s.store.rv.current;
+  s.reach.down(ENOENT);
+  assert.is(s.store.rv.current, rv, 'the same reason again writes nothing');
+  s.advance(5000);
+  s.store.pods.setStatus(s.uid('web'), managerStatus('Running'));
+  const status = s.store.pods.get('default', 'web')!.status!;
+  assert.is(status.phase, 'Running', "the manager's status is stored");
+  assert.equal(
+    status.conditions!.map((c) => `${c.type}=${c.status}`),
+    ['Ready=True', `${RUNTIME_REACHABLE}=False`],
+  );
+  assert.is(s.cond('web')!.lastTransitionTime, '2026-03-01T10:00:00Z', 'no transition: the time stays');
+});
+
+test('runtime back: the condition turns True with a new transition time and carries no reason', () => {
+  const s = setup();
+  s.reach.down(ENOENT);
+  s.advance(60_000);
+  s.reach.up();
+  const c = s.cond('web')!;
+  assert.equal(c, {
+    type: RUNTIME_REACHABLE,
+    status: 'True',
+    lastTransitionTime: '2026-03-01T10:01:00Z',
+  });
+  s.advance(1000);
+  s.store.pods.setStatus(s.uid('web'), managerStatus('Running'));
+  assert.is(s.cond('web')!.status, 'True', 'later writes carry True');
+  s.reach.down(new Error('14 UNAVAILABLE: connect ECONNREFUSED /run/containerd/containerd.sock'));
+  assert.match(s.cond('web')!.message!, /\(connect: ECONNREFUSED\)/);
+});
+
+test('before the runtime was ever tried, a status written keeps the condition it had', () => {
+  const s = setup();
+  s.reach.down(ENOENT);
+  // A restarted agent: a new tracker over the same store, nothing tried yet.
+  const fresh = new RuntimeReachability({
+    store: s.store,
+    nodeName: 'edge-1',
+    endpoint: ENDPOINT,
+    now: () => 0,
+    log: silentLogger,
+  });
+  assert.is(fresh.reachable, undefined);
+  s.store.pods.setStatus(s.uid('web'), managerStatus('Pending'));
+  assert.is(s.cond('web')!.status, 'False');
+});
+
+test('unreachableMessage: errno in a few words, else the first sentence of the error', () => {
+  assert.match(unreachableMessage('unix:///x', new Error('connect EACCES /x')), /\(connect: EACCES\)/);
+  assert.is(
+    unreachableMessage('unix:///x', new Error('container runtime at unix:///x not reachable within 5000 ms')),
+    'container runtime at unix:///x is unreachable (not reachable within 5000 ms); container states shown are the last known',
+  );
+});
+
+test.run();
