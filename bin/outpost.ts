@@ -8,6 +8,7 @@ import { addExec } from '../lib/cli/exec.ts';
 import { addLogs } from '../lib/cli/logs.ts';
 import { addMapper } from '../lib/cli/mapper.ts';
 import { addRestart } from '../lib/cli/restart.ts';
+import { addAudit, addToken } from '../lib/cli/security.ts';
 import { exitCodeOf } from '../lib/supervisor/exit-codes.ts';
 import { OUTPOST_VERSION, type versionInfo } from '../lib/version.ts';
 
@@ -43,6 +44,15 @@ program
   .addOption(
     new Option('--log-level <level>', 'log level').choices(['debug', 'info', 'warn', 'error', 'silent']),
   )
+  .option('--tokens-file <file>', 'bearer tokens (outpost token create); reloaded when it changes')
+  .option('--tls-cert <file>', 'serve HTTPS with this certificate (PEM)')
+  .option('--tls-key <file>', 'the certificate’s private key (PEM)')
+  .option('--client-ca <file>', 'accept client certificates signed by this CA (CN = user, O = role)')
+  .option('--insecure-allow-unauthenticated', 'allow a non-loopback --listen without authentication')
+  .option('--rate-limit <n>', 'requests per second per LAN client, loopback exempt (default 50, 0 = off)')
+  .option('--max-body-bytes <n>', 'largest request body (default 1048576)')
+  .option('--max-exec-sessions <n>', 'concurrent exec sessions (default 16)')
+  .option('--max-log-streams <n>', 'concurrent followed logs (default 32)')
   .action(async (flags) => {
     // Loaded on demand: each command evaluates only the modules it uses (start-up time).
     const { serve } = await import('../lib/cli/serve.ts');
@@ -96,6 +106,8 @@ for (const parent of [program, ctl]) {
 }
 
 addMapper(program);
+addToken(program, setExit);
+addAudit(program, setExit);
 
 clientFlags(program.command('version').description('Print the client and server versions'))
   .option('--client', 'client version only', false)

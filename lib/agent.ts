@@ -1,12 +1,14 @@
 import { statSync } from 'node:fs';
 import { type Metabase, openMetabase } from '../db/open.ts';
 import { createApp } from './app.ts';
+import { loadSecurity } from './auth/load.ts';
 import type { Clock } from './clock.ts';
 import { systemClock } from './clock.ts';
 import { ConfigError, parseListen, type ServeConfig } from './config.ts';
 import { CriClient } from './cri/client.ts';
 import { Dmi, dmiSocketPath } from './dmi/module.ts';
 import type { Deps } from './http/env.ts';
+import { defaultLimits } from './http/limits.ts';
 import type { Logger } from './log.ts';
 import { ManifestSync } from './manifests/sync.ts';
 import { createMetrics, timeMetabaseWrites } from './metrics.ts';
@@ -60,6 +62,7 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
       throw new ConfigError(`--manifests ${config.manifests}: ${(e as Error).message}`);
     }
   }
+  const security = loadSecurity(config, host, log);
   const metabase = openMetabase(config.dataDir, { durability: config.durability });
   const store = createStore(metabase, { host: config.nodeName, now });
   const shutdown = new AbortController();
@@ -96,12 +99,20 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
     dmi: dmi.manager,
     restarts: cri ? new RestartRequests(now) : undefined,
     metrics,
+    auth: security.auth,
+    limits: defaultLimits(now, {
+      exec: config.maxExecSessions,
+      logs: config.maxLogStreams,
+      rate: config.rateLimit,
+      maxBodyBytes: config.maxBodyBytes,
+    }),
   };
 
   // The API listens before anything else runs, so cached reads never wait for the runtime.
+  const app = createApp(deps); // outside the try: a failure here is a bug, not a listen failure
   let server: RunningServer;
   try {
-    server = await listen(createApp(deps), host, port);
+    server = await listen(app, host, port, security.tls);
   } catch (e) {
     metabase.close();
     // Not a configuration exit: the port may be free again on the next try (outpost supervise).
@@ -249,6 +260,7 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
     close() {
       closing ??= (async () => {
         shutdown.abort();
+        security.auth.tokens?.close();
         await server.close();
         await supervisor.stop();
         cri?.close();

@@ -1,21 +1,37 @@
 import { Hono, type MiddlewareHandler } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
 import { routes } from '../routes/_table.gen.ts';
 import type { AppEnv, Deps } from './http/env.ts';
+import { guard } from './http/guard.ts';
+import { defaultLimits } from './http/limits.ts';
 import { httpMetrics } from './http/metrics.ts';
-import { internal, StatusError } from './kube/status.ts';
+import { internal, StatusError, tooLarge } from './kube/status.ts';
+
+/** Dependencies as callers give them: auth and limits default to loopback-anonymous and the default caps. */
+export type AppDeps = Omit<Deps, 'auth' | 'limits'> & Partial<Pick<Deps, 'auth' | 'limits'>>;
 
 export const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 export type Method = (typeof METHODS)[number];
 
 /** Builds the HTTP app over the given dependencies: one middleware sets them, every error is a Status. */
-export function createApp(deps: Deps): Hono<AppEnv> {
+export function createApp(given: AppDeps): Hono<AppEnv> {
+  const deps: Deps = { ...given, auth: given.auth ?? {}, limits: given.limits ?? defaultLimits(given.now) };
   const app = new Hono<AppEnv>();
   if (deps.metrics) app.use(httpMetrics(deps.metrics));
   app.use(async (c, next) => {
     for (const [key, value] of Object.entries(deps)) c.set(key as keyof Deps, value as never);
     await next();
   });
+  app.use(guard());
+  app.use(
+    bodyLimit({
+      maxSize: deps.limits.maxBodyBytes,
+      onError: () => {
+        throw tooLarge(`request body exceeds the limit of ${deps.limits.maxBodyBytes} bytes`);
+      },
+    }),
+  );
   for (const route of routes) {
     for (const method of METHODS) {
       const handlers = route.module[method];

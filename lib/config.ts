@@ -28,6 +28,25 @@ export const serveConfig = z.object({
   /** The DMI DeviceManagerService unix socket mappers register on; unset: `DATA_DIR/dmi.sock`. */
   dmiSocket: z.string().min(1).optional(),
   durability: z.enum(['full', 'normal']).default('full'),
+  /** Bearer tokens (`outpost token create`); reloaded when the file changes. */
+  tokensFile: z.string().min(1).optional(),
+  tlsCert: z.string().min(1).optional(),
+  tlsKey: z.string().min(1).optional(),
+  /** Verify client certificates against this CA (CN = user, O = role). Needs TLS. */
+  clientCa: z.string().min(1).optional(),
+  /** Listen beyond loopback with no authentication (loudly warned about). */
+  insecureAllowUnauthenticated: z
+    .union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')])
+    .default(false),
+  /** Requests a second per LAN client (loopback is exempt); 0 disables. */
+  rateLimit: z.coerce.number().int().min(0).default(50),
+  maxBodyBytes: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(1 << 20),
+  maxExecSessions: z.coerce.number().int().min(1).default(16),
+  maxLogStreams: z.coerce.number().int().min(1).default(32),
   logLevel: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
 });
 export type ServeConfig = z.infer<typeof serveConfig> & { logLevel: LogLevel };
@@ -56,6 +75,13 @@ export function resolveServeConfig(
     );
     throw new ConfigError(msg.join('; '));
   }
-  parseListen(result.data.listen);
-  return result.data as ServeConfig;
+  const cfg = result.data as ServeConfig;
+  parseListen(cfg.listen);
+  if (!!cfg.tlsCert !== !!cfg.tlsKey) throw new ConfigError('--tls-cert and --tls-key go together');
+  if (cfg.clientCa && !cfg.tlsCert) throw new ConfigError('--client-ca needs TLS (--tls-cert and --tls-key)');
+  return cfg;
 }
+
+/** Whether a listen host is loopback only (127.0.0.0/8, ::1, localhost). */
+export const isLoopbackHost = (host: string): boolean =>
+  host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);

@@ -1,7 +1,9 @@
 import type { Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { type ServerType, serve } from '@hono/node-server';
 import type { Hono } from 'hono';
+import type { TlsFiles } from './auth/load.ts';
 import { handleUpgrades } from './exec/ws-node.ts';
 import type { AppEnv } from './http/env.ts';
 
@@ -13,12 +15,27 @@ export interface RunningServer {
 }
 
 /** Serves the app on host:port (port 0 picks a free one) and resolves once listening. */
-export function listen(app: Hono<AppEnv>, host: string, port: number): Promise<RunningServer> {
+export function listen(
+  app: Hono<AppEnv>,
+  host: string,
+  port: number,
+  tls?: TlsFiles,
+): Promise<RunningServer> {
   return new Promise((resolve, reject) => {
-    const server = serve({ fetch: app.fetch, hostname: host, port }, (info: AddressInfo) => {
+    // Client certificates are asked for but not required: a caller may use a bearer token instead,
+    // and an unverified certificate simply authenticates no one (lib/auth/authenticate.ts).
+    const tlsOptions = tls && {
+      createServer: createHttpsServer,
+      serverOptions: {
+        cert: tls.cert,
+        key: tls.key,
+        ...(tls.ca ? { ca: tls.ca, requestCert: true, rejectUnauthorized: false } : {}),
+      },
+    };
+    const server = serve({ fetch: app.fetch, hostname: host, port, ...tlsOptions }, (info: AddressInfo) => {
       const h = info.family === 'IPv6' ? `[${info.address}]` : info.address;
       resolve({
-        url: `http://${h}:${info.port}`,
+        url: `${tls ? 'https' : 'http'}://${h}:${info.port}`,
         server,
         close: () =>
           new Promise<void>((done) => {
@@ -35,6 +52,12 @@ export function listen(app: Hono<AppEnv>, host: string, port: number): Promise<R
       });
     });
     const http = server as Server;
+    // Slow or stalled clients cannot hold sockets forever; long answers (watch, logs -f, exec)
+    // are not limited, only the time to send the request itself.
+    http.headersTimeout = 10_000;
+    http.requestTimeout = 60_000;
+    http.keepAliveTimeout = 5_000;
+    http.maxHeadersCount = 100;
     // While shutting down, answers say `Connection: close`, so no client sends another request
     // on a connection that is about to close.
     let draining = false;

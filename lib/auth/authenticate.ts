@@ -36,15 +36,23 @@ export function identify(creds: Credentials, auth: AuthConfig): Principal | unde
     const cert = socket.getPeerCertificate();
     const user = typeof cert.subject?.CN === 'string' ? cert.subject.CN : undefined;
     const org = cert.subject?.O;
-    const role = (Array.isArray(org) ? org : [org]).find((o): o is string => typeof o === 'string' && isRole(o));
-    if (!user || !role) throw unauthorized('client certificate has no CN user or no O role (viewer, operator, admin)');
+    const role = (Array.isArray(org) ? org : [org]).find(
+      (o): o is string => typeof o === 'string' && isRole(o),
+    );
+    if (!user || !role)
+      throw unauthorized('client certificate has no CN user or no O role (viewer, operator, admin)');
     return { user, role: role as Principal['role'], via: 'certificate' };
   }
   return undefined;
 }
 
 /** Authenticates and authorizes one request; returns the principal (or undefined for public paths). */
-export function authorize(method: string, path: string, creds: Credentials, auth: AuthConfig): Principal | undefined {
+export function authorize(
+  method: string,
+  path: string,
+  creds: Credentials,
+  auth: AuthConfig,
+): Principal | undefined {
   const need = requiredRole(method, path);
   let who: Principal | undefined;
   try {

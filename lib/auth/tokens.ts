@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { appendFileSync, existsSync, readFileSync, statSync, watch, type FSWatcher } from 'node:fs';
+import { appendFileSync, existsSync, type FSWatcher, readFileSync, statSync, watch } from 'node:fs';
 import type { Logger } from '../log.ts';
 import { isRole, type Role } from './roles.ts';
 
@@ -13,7 +13,8 @@ export interface TokenEntry {
   role: Role;
 }
 
-export const hashToken = (token: string): string => `sha256:${createHash('sha256').update(token, 'utf8').digest('hex')}`;
+export const hashToken = (token: string): string =>
+  `sha256:${createHash('sha256').update(token, 'utf8').digest('hex')}`;
 
 /** Parses the file's text; a malformed line is an error naming its line number. */
 export function parseTokens(text: string, file = 'tokens file'): Map<string, TokenEntry> {

@@ -15,6 +15,8 @@ export class CliError extends Error {
 export interface ClientOptions {
   server: string;
   token?: string | undefined;
+  /** CA to verify an https server with, and a client certificate to present. */
+  tls?: { ca?: Buffer | undefined; cert?: Buffer | undefined; key?: Buffer | undefined } | undefined;
 }
 
 export const TABLE_ACCEPT = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json';
@@ -29,10 +31,19 @@ export function statusLine(status: Partial<Status>, httpCode: number): string {
 export class ApiClient {
   readonly #server: URL;
   readonly #headers: Record<string, string>;
-  readonly #dispatcher = new Agent({ connect: { timeout: 5000 } });
+  readonly #dispatcher: Agent;
 
   constructor(opts: ClientOptions) {
     this.#server = new URL(opts.server);
+    const tls = opts.tls ?? {};
+    this.#dispatcher = new Agent({
+      connect: {
+        timeout: 5000,
+        ...(tls.ca ? { ca: tls.ca } : {}),
+        ...(tls.cert ? { cert: tls.cert } : {}),
+        ...(tls.key ? { key: tls.key } : {}),
+      },
+    });
     this.#headers = opts.token ? { authorization: `Bearer ${opts.token}` } : {};
   }
 

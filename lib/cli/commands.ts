@@ -1,5 +1,6 @@
 import { type Command, Option } from 'commander';
 import { ApiClient, CliError } from './client.ts';
+import { type ConnectionFlags, resolveConnection } from './connection.ts';
 import { get, type Io } from './get.ts';
 import { parseOutput } from './output.ts';
 
@@ -9,19 +10,35 @@ const stdio: Io = { out: (t) => process.stdout.write(t), err: (t) => process.std
 export function clientFlags(cmd: Command): Command {
   return cmd
     .addOption(
-      new Option('-s, --server <url>', 'the Outpost API')
-        .env('OUTPOST_SERVER')
-        .default('http://127.0.0.1:10550'),
+      new Option('-s, --server <url>', 'the Outpost API (default http://127.0.0.1:10550)').env(
+        'OUTPOST_SERVER',
+      ),
     )
-    .addOption(new Option('--token <token>', 'bearer token').env('OUTPOST_TOKEN'));
+    .addOption(new Option('--token <token>', 'bearer token').env('OUTPOST_TOKEN'))
+    .addOption(
+      new Option(
+        '--kubeconfig <file>',
+        "a kubeconfig's current context (server, token, CA, client certificate)",
+      ).env('OUTPOST_KUBECONFIG'),
+    )
+    .option('--certificate-authority <file>', 'CA to verify an https server with')
+    .option('--client-certificate <file>', 'client certificate (CN = user, O = role)')
+    .option('--client-key <file>', 'the client certificate’s key');
 }
 
 /** Runs a client command, printing CliErrors the way kubectl prints them. */
 export async function runClient(
-  flags: { server: string; token?: string },
+  flags: ConnectionFlags,
   body: (client: ApiClient) => Promise<number>,
 ): Promise<number> {
-  const client = new ApiClient({ server: flags.server, token: flags.token });
+  let client: ApiClient;
+  try {
+    client = new ApiClient(resolveConnection(flags));
+  } catch (e) {
+    if (!(e instanceof CliError)) throw e;
+    process.stderr.write(`${e.message}\n`);
+    return e.exitCode;
+  }
   try {
     return await body(client);
   } catch (e) {

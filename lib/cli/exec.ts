@@ -3,13 +3,12 @@ import { WebSocket } from 'ws';
 import type { Status } from '../kube/status.ts';
 import { CliError, statusLine } from './client.ts';
 import { clientFlags } from './commands.ts';
+import { type ConnectionFlags, resolveConnection } from './connection.ts';
 
 const PROTOCOL = 'v5.channel.k8s.io';
 const [STDIN, STDOUT, STDERR, STATUS, RESIZE, CLOSE] = [0, 1, 2, 3, 4, 255];
 
-export interface ExecFlags {
-  server: string;
-  token?: string | undefined;
+export interface ExecFlags extends ConnectionFlags {
   namespace: string;
   container?: string | undefined;
   stdin: boolean;
@@ -30,7 +29,7 @@ export function execUrl(pod: string, command: string[], f: ExecFlags): URL {
   let url: URL;
   try {
     const path = `/api/v1/namespaces/${encodeURIComponent(f.namespace)}/pods/${encodeURIComponent(pod)}/exec`;
-    url = new URL(path, f.server);
+    url = new URL(path, f.server ?? 'http://127.0.0.1:10550');
   } catch {
     throw new CliError(`error: invalid server URL "${f.server}"`);
   }
@@ -77,9 +76,17 @@ export function execCommand(
     io.stderr.write('Unable to use a TTY - input is not a terminal or the right kind of file\n');
     tty = false;
   }
-  const url = execUrl(pod, command, { ...f, tty });
-  const headers: Record<string, string> = f.token ? { authorization: `Bearer ${f.token}` } : {};
-  const ws = new WebSocket(url, [PROTOCOL], { headers, perMessageDeflate: false, handshakeTimeout: 10_000 });
+  const conn = resolveConnection(f);
+  const url = execUrl(pod, command, { ...f, server: conn.server, tty });
+  const headers: Record<string, string> = conn.token ? { authorization: `Bearer ${conn.token}` } : {};
+  const ws = new WebSocket(url, [PROTOCOL], {
+    headers,
+    perMessageDeflate: false,
+    handshakeTimeout: 10_000,
+    ...(conn.tls?.ca ? { ca: conn.tls.ca } : {}),
+    ...(conn.tls?.cert ? { cert: conn.tls.cert } : {}),
+    ...(conn.tls?.key ? { key: conn.tls.key } : {}),
+  });
   return new Promise((resolve, reject) => {
     let status: ReturnType<typeof outcome> | undefined;
     let restore = () => {};

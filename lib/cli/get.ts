@@ -89,20 +89,11 @@ export async function get(
       o.output.kind !== 'yaml'
     ) {
       io.err(noResourcesFound(ns));
-    } else io.out(formatObjects(o.output, objects, names.length === 1 && !failed, r.kind.toLowerCase()));
+    } else io.out(formatObjects(o.output, objects, names.length === 1 && !failed, nameOf(r)));
   }
   if (o.watch) {
     const fieldSelector = names.length === 1 ? `metadata.name=${names[0]}` : o.fieldSelector;
-    await watch(
-      client,
-      base,
-      { ...query, fieldSelector },
-      resourceVersion,
-      o,
-      printer,
-      r.kind.toLowerCase(),
-      io,
-    );
+    await watch(client, base, { ...query, fieldSelector }, resourceVersion, o, printer, nameOf(r), io);
   }
   return failed ? 1 : 0;
 }
@@ -139,4 +130,10 @@ async function watch(
       else io.out(formatObjects(o.output, [ev.object as KubeObject], true, resource));
     }
   }
+}
+
+/** What `-o name` prefixes: `pod`, or `device.devices.kubeedge.io` for a named API group (kubectl). */
+function nameOf(r: { kind: string; base: string }): string {
+  const group = r.base.startsWith('/apis/') ? r.base.split('/')[2] : undefined;
+  return group ? `${r.kind.toLowerCase()}.${group}` : r.kind.toLowerCase();
 }

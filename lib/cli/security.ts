@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { createToken } from '../auth/tokens.ts';
 import { isRole } from '../auth/roles.ts';
+import { createToken } from '../auth/tokens.ts';
 import type { AuditRecord } from '../store/audit.ts';
 import { CliError } from './client.ts';
 import { clientFlags, runClient } from './commands.ts';
@@ -43,8 +43,11 @@ export function addAudit(program: Command, setExit: (code: number) => void): voi
   ).action(async (o) => {
     setExit(
       await runClient(o, async (client) => {
-        if (!/^\d+$/.test(o.limit)) throw new CliError(`error: --limit must be a positive integer, got "${o.limit}"`);
-        const list = await client.json<{ items: AuditRecord[] }>('/audit', { query: { limit: o.limit, user: o.user } });
+        if (!/^\d+$/.test(o.limit))
+          throw new CliError(`error: --limit must be a positive integer, got "${o.limit}"`);
+        const list = await client.json<{ items: AuditRecord[] }>('/audit', {
+          query: { limit: o.limit, user: o.user },
+        });
         if (o.output === 'json') {
           process.stdout.write(`${JSON.stringify(list, null, 4)}\n`);
           return 0;

@@ -31,8 +31,12 @@ export async function prepareExecUpgrade(
   if (kind === 'spdy') {
     if (!upgrade)
       throw badRequest('SPDY/3.1 streams are not served by this server: use kubectl 1.30 or newer');
-    const session = await prepareExec(requireRuntime(c.var.cri), target, opts, true);
-    upgrade({ kind, session });
+    const leave = c.var.limits.exec.enter();
+    const session = await prepareExec(requireRuntime(c.var.cri), target, opts, true).catch((e) => {
+      leave();
+      throw e;
+    });
+    upgrade({ kind, session: { ...session, onEnd: leave } });
     return;
   }
   // The API server's upgrade-aware proxy answers a plain request this way.
@@ -44,6 +48,10 @@ export async function prepareExecUpgrade(
       `none of the offered WebSocket subprotocols [${offered.join(' ')}] is supported: use one of [${CHANNEL_PROTOCOLS.join(' ')}]`,
     );
   }
-  const session = await prepareExec(requireRuntime(c.var.cri), target, opts);
-  upgrade({ kind, protocol, session });
+  const leave = c.var.limits.exec.enter();
+  const session = await prepareExec(requireRuntime(c.var.cri), target, opts).catch((e) => {
+    leave();
+    throw e;
+  });
+  upgrade({ kind, protocol, session: { ...session, onEnd: leave } });
 }

@@ -18,6 +18,8 @@ export interface ExecSession {
   tty: boolean;
   /** For logs: `ns/pod/container`. */
   target: string;
+  /** Called once when the session ends (gives back its slot of --max-exec-sessions). */
+  onEnd?: () => void;
 }
 
 export type UpgradePlan =

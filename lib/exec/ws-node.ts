@@ -59,15 +59,23 @@ export function handleUpgrades(server: Server, fetch: Fetch, log?: RelayLogger):
       return;
     }
     const accepted: UpgradePlan = plan;
+    // However the session ends (or fails to start), its exec slot is given back (idempotent).
+    socket.once('close', () => accepted.session.onEnd?.());
     if (accepted.kind === 'spdy') {
       sessions.set(socket, () => socket.destroy());
-      proxySpdy(req, socket, head, accepted.session.url, () => sessions.delete(socket));
+      proxySpdy(req, socket, head, accepted.session.url, () => {
+        sessions.delete(socket);
+        accepted.session.onEnd?.();
+      });
       return;
     }
     protocols.set(req, accepted.protocol);
     wss.handleUpgrade(req, socket, head, (ws) => {
       sessions.set(socket, relayExec(ws, accepted.session, accepted.protocol, log));
-      ws.on('close', () => sessions.delete(socket));
+      ws.on('close', () => {
+        sessions.delete(socket);
+        accepted.session.onEnd?.();
+      });
     });
   });
 

@@ -1,4 +1,6 @@
 import type { Context } from 'hono';
+import type { AuthConfig } from '../auth/authenticate.ts';
+import type { Principal } from '../auth/roles.ts';
 import type { CriClient } from '../cri/client.ts';
 import type { DeviceManager } from '../dmi/manager.ts';
 import type { Logger } from '../log.ts';
@@ -6,9 +8,14 @@ import type { Metrics } from '../metrics.ts';
 import type { RestartRequests } from '../pods/restart-requests.ts';
 import type { Store } from '../store/index.ts';
 import type { ModuleSnapshot } from '../supervisor/modules.ts';
+import type { Limits } from './limits.ts';
 
 /** Everything a route handler may use; built by `bin/outpost.ts`, replaced by tests. */
 export interface Deps {
+  /** Tokens and client certificates; empty means loopback-only anonymous access. */
+  auth: AuthConfig;
+  /** Stream caps, rate limit and body size limit. */
+  limits: Limits;
   store: Store;
   log: Logger;
   now: () => number;
@@ -27,5 +34,11 @@ export interface Deps {
   metrics?: Metrics | undefined;
 }
 
-export type AppEnv = { Variables: Deps };
+/** Per-request values set by middleware: who is calling, and what the audit trail should record. */
+export interface RequestVars {
+  principal?: Principal;
+  auditDetail?: unknown;
+}
+
+export type AppEnv = { Variables: Deps & RequestVars };
 export type AppContext = Context<AppEnv>;

@@ -47,11 +47,18 @@ test('policy: reads are viewer, restart and device edits operator, exec and audi
   assert.is(requiredRole('GET', '/api/v1/namespaces/default/pods/web/log'), 'viewer');
   assert.is(requiredRole('POST', '/api/v1/namespaces/default/pods/web/restart'), 'operator');
   assert.is(requiredRole('POST', '/api/v1/namespaces/default/pods/restart'), 'operator');
-  assert.is(requiredRole('PATCH', '/apis/devices.kubeedge.io/v1beta1/namespaces/default/devices/t1'), 'operator');
+  assert.is(
+    requiredRole('PATCH', '/apis/devices.kubeedge.io/v1beta1/namespaces/default/devices/t1'),
+    'operator',
+  );
   assert.is(requiredRole('GET', '/api/v1/namespaces/default/pods/web/exec'), 'admin');
   assert.is(requiredRole('POST', '/pods/default/web/exec'), 'admin');
   assert.is(requiredRole('GET', '/audit'), 'admin');
-  assert.is(requiredRole('DELETE', '/api/v1/namespaces/default/pods/web'), 'admin', 'unclassified writes need admin');
+  assert.is(
+    requiredRole('DELETE', '/api/v1/namespaces/default/pods/web'),
+    'admin',
+    'unclassified writes need admin',
+  );
 });
 
 test('authorize: 401 without or with a bad token, 403 below the role, principal otherwise', () => {
@@ -59,15 +66,27 @@ test('authorize: 401 without or with a bad token, 403 below the role, principal 
   const viewer = createToken(file, 'val', 'viewer');
   const auth = { tokens: table };
   assertStatus(() => authorize('GET', '/api/v1/pods', {}, auth), 401, 'Unauthorized');
-  assertStatus(() => authorize('GET', '/api/v1/pods', { authorization: 'Bearer nope' }, auth), 401, 'Unauthorized');
-  assertStatus(() => authorize('GET', '/api/v1/pods', { authorization: 'Basic abc' }, auth), 401, 'Unauthorized');
+  assertStatus(
+    () => authorize('GET', '/api/v1/pods', { authorization: 'Bearer nope' }, auth),
+    401,
+    'Unauthorized',
+  );
+  assertStatus(
+    () => authorize('GET', '/api/v1/pods', { authorization: 'Basic abc' }, auth),
+    401,
+    'Unauthorized',
+  );
   assert.is(authorize('GET', '/api/v1/pods', { authorization: `Bearer ${viewer}` }, auth)?.user, 'val');
   assertStatus(
     () => authorize('POST', '/pods/default/web/restart', { authorization: `Bearer ${viewer}` }, auth),
     403,
     'User "val" (role viewer) cannot POST /pods/default/web/restart: it needs role operator',
   );
-  assert.is(authorize('GET', '/healthz', { authorization: 'Bearer nope' }, auth), undefined, 'health stays public');
+  assert.is(
+    authorize('GET', '/healthz', { authorization: 'Bearer nope' }, auth),
+    undefined,
+    'health stays public',
+  );
   assert.is(identify({}, {})?.via, 'anonymous', 'no auth configured: anonymous admin');
 });
 

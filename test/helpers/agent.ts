@@ -20,6 +20,8 @@ export async function startTestAgent(
     dataDir?: string;
     now?: () => number;
     runtimeEndpoint?: string;
+    /** Further serve flags (tokensFile, tlsCert, listen, ...). */
+    flags?: Record<string, unknown>;
   } = {},
 ): Promise<TestAgent> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'outpost-test-'));
@@ -31,6 +33,7 @@ export async function startTestAgent(
       nodeName: opts.nodeName ?? 'edge-1',
       logLevel: 'silent',
       runtimeEndpoint: opts.runtimeEndpoint,
+      ...opts.flags,
     },
     {},
   );

@@ -71,9 +71,11 @@ export const GET = factory.createHandlers(query(logQuery), async (c) => {
   } as const;
   c.header('Content-Type', 'text/plain');
   if (!source.path) return c.body(null, 200);
+  const leave = q.follow ? c.var.limits.logs.enter() : () => {};
   return stream(
     c,
     async (s) => {
+      s.onAbort(leave);
       const left = new AbortController();
       s.onAbort(() => left.abort());
       const follow =
@@ -83,7 +85,11 @@ export const GET = factory.createHandlers(query(logQuery), async (c) => {
               signal: AbortSignal.any([left.signal, shutdown, c.req.raw.signal]),
             }
           : undefined;
-      await writeContainerLog(source.path, opts, (chunk) => s.write(chunk).then(() => {}), follow);
+      try {
+        await writeContainerLog(source.path, opts, (chunk) => s.write(chunk).then(() => {}), follow);
+      } finally {
+        leave();
+      }
     },
     async (err) =>
       log.warn({ err, pod: `${pod.metadata.namespace}/${name}`, container }, 'log stream failed'),

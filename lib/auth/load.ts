@@ -1,0 +1,65 @@
+import { readFileSync } from 'node:fs';
+import { ConfigError, isLoopbackHost, type ServeConfig } from '../config.ts';
+import type { Logger } from '../log.ts';
+import { type AuthConfig, authConfigured } from './authenticate.ts';
+import { TokenTable } from './tokens.ts';
+
+export interface TlsFiles {
+  cert: Buffer;
+  key: Buffer;
+  ca?: Buffer | undefined;
+}
+
+const read = (flag: string, file: string): Buffer => {
+  try {
+    return readFileSync(file);
+  } catch (e) {
+    throw new ConfigError(`${flag} ${file}: ${(e as Error).message}`);
+  }
+};
+
+/**
+ * Builds authentication and TLS from the serve flags, and enforces the safe default: a
+ * non-loopback listener without authentication refuses to start unless explicitly allowed.
+ */
+export function loadSecurity(
+  config: ServeConfig,
+  host: string,
+  log: Logger,
+): { auth: AuthConfig; tls: TlsFiles | undefined } {
+  let tokens: TokenTable | undefined;
+  if (config.tokensFile) {
+    try {
+      tokens = new TokenTable(config.tokensFile, log.child({ module: 'auth' }));
+    } catch (e) {
+      throw new ConfigError(`--tokens-file ${config.tokensFile}: ${(e as Error).message}`);
+    }
+    tokens.watch();
+  }
+  const tls =
+    config.tlsCert && config.tlsKey
+      ? {
+          cert: read('--tls-cert', config.tlsCert),
+          key: read('--tls-key', config.tlsKey),
+          ca: config.clientCa ? read('--client-ca', config.clientCa) : undefined,
+        }
+      : undefined;
+  const auth: AuthConfig = { tokens, clientCerts: !!tls?.ca };
+  if (!authConfigured(auth) && !isLoopbackHost(host)) {
+    if (!config.insecureAllowUnauthenticated) {
+      tokens?.close();
+      throw new ConfigError(
+        `--listen ${config.listen} is reachable beyond this machine but no authentication is configured: ` +
+          'give --tokens-file (see `outpost token create`) or --client-ca, or --insecure-allow-unauthenticated to accept the risk',
+      );
+    }
+    log.warn(
+      { listen: config.listen },
+      'INSECURE: serving without authentication beyond loopback; anyone who reaches this port can exec into every container',
+    );
+  }
+  if (!tls && authConfigured(auth) && !isLoopbackHost(host)) {
+    log.warn({ listen: config.listen }, 'bearer tokens travel in clear text without --tls-cert/--tls-key');
+  }
+  return { auth, tls };
+}

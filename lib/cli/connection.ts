@@ -1,0 +1,89 @@
+import { readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import { CliError } from './client.ts';
+
+/** Where and how the CLI reaches Outpost: flags first, then a kubeconfig's current context. */
+export interface Connection {
+  server: string;
+  token?: string | undefined;
+  tls?: { ca?: Buffer | undefined; cert?: Buffer | undefined; key?: Buffer | undefined } | undefined;
+}
+
+export interface ConnectionFlags {
+  server?: string | undefined;
+  token?: string | undefined;
+  kubeconfig?: string | undefined;
+  certificateAuthority?: string | undefined;
+  clientCertificate?: string | undefined;
+  clientKey?: string | undefined;
+}
+
+const DEFAULT_SERVER = 'http://127.0.0.1:10550';
+
+const file = (flag: string, path: string | undefined): Buffer | undefined => {
+  if (!path) return undefined;
+  try {
+    return readFileSync(path);
+  } catch (e) {
+    throw new CliError(`error: ${flag} ${path}: ${(e as Error).message}`);
+  }
+};
+
+const b64 = (v: unknown): Buffer | undefined =>
+  typeof v === 'string' ? Buffer.from(v, 'base64') : undefined;
+
+interface Kubeconfig {
+  'current-context'?: string;
+  contexts?: { name: string; context: { cluster: string; user: string } }[];
+  clusters?: { name: string; cluster: Record<string, unknown> }[];
+  users?: { name: string; user: Record<string, unknown> }[];
+}
+
+/** Reads the current context of a kubeconfig (the file kubectl would use). */
+function fromKubeconfig(path: string): ConnectionFlags & { ca?: Buffer; cert?: Buffer; key?: Buffer } {
+  let cfg: Kubeconfig;
+  try {
+    cfg = parse(readFileSync(path, 'utf8')) as Kubeconfig;
+  } catch (e) {
+    throw new CliError(`error: loading kubeconfig ${path}: ${(e as Error).message}`);
+  }
+  const ctx = cfg.contexts?.find((c) => c.name === cfg['current-context'])?.context;
+  if (!ctx) throw new CliError(`error: kubeconfig ${path} has no current context`);
+  const cluster = cfg.clusters?.find((c) => c.name === ctx.cluster)?.cluster ?? {};
+  const user = cfg.users?.find((u) => u.name === ctx.user)?.user ?? {};
+  const out: ConnectionFlags & { ca?: Buffer; cert?: Buffer; key?: Buffer } = {};
+  if (typeof cluster.server === 'string') out.server = cluster.server;
+  if (typeof user.token === 'string') out.token = user.token;
+  const ca =
+    b64(cluster['certificate-authority-data']) ??
+    file('certificate-authority', cluster['certificate-authority'] as string | undefined);
+  const cert =
+    b64(user['client-certificate-data']) ??
+    file('client-certificate', user['client-certificate'] as string | undefined);
+  const key = b64(user['client-key-data']) ?? file('client-key', user['client-key'] as string | undefined);
+  if (ca) out.ca = ca;
+  if (cert) out.cert = cert;
+  if (key) out.key = key;
+  return out;
+}
+
+/**
+ * Resolves the connection: explicit flags (or their OUTPOST_* variables) win over the kubeconfig
+ * given with --kubeconfig (or $KUBECONFIG when --server is not given).
+ */
+export function resolveConnection(f: ConnectionFlags, env: NodeJS.ProcessEnv = process.env): Connection {
+  const kubeconfigPath = f.kubeconfig ?? (f.server ? undefined : env.OUTPOST_KUBECONFIG);
+  const kc = kubeconfigPath ? fromKubeconfig(kubeconfigPath) : {};
+  const ca = file('--certificate-authority', f.certificateAuthority) ?? kc.ca;
+  const cert = file('--client-certificate', f.clientCertificate) ?? kc.cert;
+  const key = file('--client-key', f.clientKey) ?? kc.key;
+  return {
+    server: f.server ?? kc.server ?? DEFAULT_SERVER,
+    token: f.token ?? kc.token,
+    tls: ca || cert || key ? { ca, cert, key } : undefined,
+  };
+}
+
+export const defaultKubeconfig = () => join(homedir(), '.kube', 'config');

@@ -1,0 +1,93 @@
+import type { IncomingMessage } from 'node:http';
+import { createMiddleware } from 'hono/factory';
+import { type AuthConfig, authorize, identify } from '../auth/authenticate.ts';
+import type { Principal } from '../auth/roles.ts';
+import { StatusError, tooLarge } from '../kube/status.ts';
+import type { AppEnv } from './env.ts';
+
+const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** The Node request behind a Hono context on @hono/node-server (undefined on other hosts). */
+const incoming = (env: unknown): IncomingMessage | undefined =>
+  (env as { incoming?: IncomingMessage } | undefined)?.incoming;
+
+const isLoopback = (ip: string | undefined) =>
+  !ip || ip === '::1' || ip.startsWith('127.') || ip.startsWith('::ffff:127.');
+
+/** Whether a call changes something and so goes to the audit trail (exec reads count). */
+const audited = (method: string, path: string) => MUTATING.has(method) || /\/exec$/.test(path);
+
+/**
+ * Authentication, authorization, per-client rate limiting, body size limits and the audit trail,
+ * in front of every route (exec's upgrades included: they pass through the app too).
+ */
+export const guard = () =>
+  createMiddleware<AppEnv>(async (c, next) => {
+    const { auth, limits } = c.var;
+    const req = incoming(c.env);
+    const ip = req?.socket.remoteAddress;
+    const path = c.req.path;
+    const record = (principal: Principal | undefined, code: number) => {
+      const m =
+        /\/namespaces\/([^/]+)\/[^/]+\/([^/]+)/.exec(path) ??
+        /^\/(?:pods|devices)\/([^/]+)\/([^/]+)/.exec(path);
+      const command = c.req.queries('command');
+      c.var.store.audit.record({
+        at: new Date(c.var.now()).toISOString(),
+        user: principal?.user ?? 'system:unauthenticated',
+        role: principal?.role ?? 'none',
+        source: ip ?? null,
+        verb: req?.headers.upgrade ? `${c.req.method} (upgrade)` : c.req.method,
+        path,
+        namespace: m?.[1] ?? null,
+        name: m?.[2] ?? null,
+        detail: c.get('auditDetail') ?? (command?.length ? { command } : null),
+        code,
+      });
+    };
+    const isAudited = audited(c.req.method, path);
+    let principal: Principal | undefined;
+    try {
+      principal = authorize(
+        c.req.method,
+        path,
+        { authorization: c.req.header('authorization'), socket: req?.socket },
+        auth,
+      );
+    } catch (e) {
+      // Refused attempts at mutating calls are part of the trail too.
+      if (isAudited && e instanceof StatusError)
+        record(identified(c.req.header('authorization'), req?.socket, auth), e.code);
+      throw e;
+    }
+    if (principal) c.set('principal', principal);
+    if (limits.rate && !isLoopback(ip))
+      limits.rate.take(principal?.via === 'anonymous' || !principal ? (ip ?? '?') : principal.user);
+    const length = Number(c.req.header('content-length') ?? 0);
+    if (length > limits.maxBodyBytes)
+      throw tooLarge(`request body of ${length} bytes exceeds the limit of ${limits.maxBodyBytes}`);
+    if (!isAudited) return next();
+    let code = 500;
+    try {
+      await next();
+      code = c.res.status;
+    } catch (e) {
+      code = e instanceof StatusError ? e.code : 500;
+      throw e;
+    } finally {
+      record(principal, code);
+    }
+  });
+
+/** Who a refused caller is, when their credentials are valid (a 403), for the audit trail. */
+function identified(
+  authorization: string | undefined,
+  socket: unknown,
+  auth: AuthConfig,
+): Principal | undefined {
+  try {
+    return identify({ authorization, socket }, auth);
+  } catch {
+    return undefined;
+  }
+}

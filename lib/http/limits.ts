@@ -1,0 +1,81 @@
+import { tooManyRequests } from '../kube/status.ts';
+
+/** Caps how many long-lived streams of one kind (exec sessions, followed logs) run at once. */
+export class Gate {
+  #open = 0;
+
+  constructor(
+    readonly name: string,
+    readonly max: number,
+  ) {}
+
+  /** Takes a slot or throws 429; the returned function gives it back (idempotent). */
+  enter(): () => void {
+    if (this.#open >= this.max) {
+      throw tooManyRequests(`too many concurrent ${this.name} (limit ${this.max}); try again later`);
+    }
+    this.#open++;
+    let left = false;
+    return () => {
+      if (!left) {
+        left = true;
+        this.#open--;
+      }
+    };
+  }
+
+  get open(): number {
+    return this.#open;
+  }
+}
+
+/** A token bucket per client: `rate` requests a second, bursts up to `burst`. */
+export class RateLimiter {
+  readonly #buckets = new Map<string, { tokens: number; at: number }>();
+
+  constructor(
+    readonly rate: number,
+    readonly burst: number,
+    private readonly now: () => number,
+  ) {}
+
+  /** Spends one token of `client`, or throws 429 with the seconds until the next one. */
+  take(client: string): void {
+    const now = this.now();
+    const b = this.#buckets.get(client) ?? { tokens: this.burst, at: now };
+    b.tokens = Math.min(this.burst, b.tokens + ((now - b.at) / 1000) * this.rate);
+    b.at = now;
+    if (b.tokens < 1) {
+      this.#buckets.set(client, b);
+      throw tooManyRequests(
+        `rate limit of ${this.rate} requests/s exceeded for ${client}`,
+        Math.ceil((1 - b.tokens) / this.rate),
+      );
+    }
+    b.tokens -= 1;
+    this.#buckets.set(client, b);
+    if (this.#buckets.size > 10_000) this.#buckets.clear(); // bounded memory under a flood of sources
+  }
+}
+
+export interface Limits {
+  exec: Gate;
+  logs: Gate;
+  /** Per-client limiter; loopback clients are exempt (local automation). */
+  rate: RateLimiter | undefined;
+  maxBodyBytes: number;
+}
+
+/** The defaults: 16 exec sessions, 32 followed logs, 50 req/s (burst 100) per LAN client, 1 MiB bodies. */
+export function defaultLimits(
+  now: () => number,
+  o: Partial<{ exec: number; logs: number; rate: number; maxBodyBytes: number }> = {},
+): Limits {
+  const rate = o.rate ?? 50;
+  return {
+    exec: new Gate('exec sessions', o.exec ?? 16),
+    logs: new Gate('log streams', o.logs ?? 32),
+    rate: rate > 0 ? new RateLimiter(rate, rate * 2, now) : undefined,
+    maxBodyBytes: o.maxBodyBytes ?? 1 << 20,
+  };
+}
