@@ -123,8 +123,22 @@ async function main() {
   const url = `http://127.0.0.1:${PORT}`;
   const { child, readyMs } = await startAndWait(
     process.execPath,
-    ['dist/outpost.mjs', 'serve', '--listen', `127.0.0.1:${PORT}`, '--data-dir', dir, '--log-level', 'warn'],
+    // No container runtime here: this measures the offline read path, so the runtime and pods
+    // modules back off quietly while reads are served (the agent is never "ready", by design).
+    [
+      'dist/outpost.mjs',
+      'serve',
+      '--listen',
+      `127.0.0.1:${PORT}`,
+      '--data-dir',
+      dir,
+      '--log-level',
+      'silent',
+      '--runtime-endpoint',
+      `unix://${dir}/no-runtime.sock`,
+    ],
     url,
+    '/api/v1/namespaces/ns-7/pods/pod-0007',
   );
   const idleRss = rssMb(child.pid!);
   await load(url, '/api/v1/namespaces/ns-7/pods/pod-0007', 2000, 8); // warm-up

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { type FSWatcher, readdirSync, readFileSync, statSync, watch } from 'node:fs';
 import { join } from 'node:path';
 import type { KubeObject, Pod } from '../kube/types.ts';
@@ -111,7 +112,7 @@ export class ManifestSync {
         keys.add(key);
         const changed =
           kind === 'Pod'
-            ? store.pods.put(defaultPod(object as Pod, nodeName), 'manifest', file)
+            ? store.pods.put(withStaticUid(defaultPod(object as Pod, nodeName)), 'manifest', file)
             : DEVICE_KINDS.has(kind)
               ? applyDeviceManifest(store, object, file)
               : store.objects.put(object as KubeObject, 'manifest', file);
@@ -188,4 +189,19 @@ export class ManifestSync {
     clearTimeout(this.#timer);
     clearInterval(this.#poll);
   }
+}
+
+/**
+ * A static pod's uid is derived from its node, namespace and name (kubelet derives it from the
+ * manifest), so a node whose metabase was lost finds its running pods again instead of
+ * starting a second copy next to them.
+ */
+function withStaticUid(pod: Pod): Pod {
+  if (!pod.metadata.uid) {
+    const h = createHash('sha256')
+      .update(`${pod.spec.nodeName}/${pod.metadata.namespace}/${pod.metadata.name}`)
+      .digest('hex');
+    pod.metadata.uid = `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${((Number.parseInt(h[16]!, 16) & 3) | 8).toString(16)}${h.slice(17, 20)}-${h.slice(20, 32)}`;
+  }
+  return pod;
 }
