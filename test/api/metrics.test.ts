@@ -13,6 +13,7 @@ import { silentLogger } from '../../lib/log.ts';
 import { createMetrics, timeMetabaseWrites } from '../../lib/metrics.ts';
 import { createStore } from '../../lib/store/index.ts';
 import { Supervisor } from '../../lib/supervisor/modules.ts';
+import { testApp } from '../helpers/app.ts';
 
 function setup() {
   const mb = openMetabase(':memory:');
@@ -167,15 +168,7 @@ test('CRI calls report their latency and gRPC status through onCall', async () =
 });
 
 test('without metrics in deps /metrics answers 503 and nothing is counted', async () => {
-  const store = createStore(openMetabase(':memory:'), { host: 'edge-1' });
-  const app = createApp({
-    store,
-    log: silentLogger,
-    now: Date.now,
-    nodeName: 'edge-1',
-    shutdown: new AbortController().signal,
-    health: () => [],
-  });
+  const { app } = testApp();
   const res = await app.request('/metrics');
   assert.is(res.status, 503);
   assert.is(((await res.json()) as { reason: string }).reason, 'ServiceUnavailable');
