@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { hostname } from 'node:os';
 import { z } from 'zod';
 import type { LogLevel } from './log.ts';
@@ -76,6 +77,8 @@ export function resolveServeConfig(
     throw new ConfigError(msg.join('; '));
   }
   const cfg = result.data as ServeConfig;
+  // Paths handed to the runtime (volumes, log directories) must not depend on containerd's cwd.
+  cfg.dataDir = resolve(cfg.dataDir);
   parseListen(cfg.listen);
   if (!!cfg.tlsCert !== !!cfg.tlsKey) throw new ConfigError('--tls-cert and --tls-key go together');
   if (cfg.clientCa && !cfg.tlsCert) throw new ConfigError('--client-ca needs TLS (--tls-cert and --tls-key)');

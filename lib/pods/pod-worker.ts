@@ -319,7 +319,9 @@ export class PodWorker {
   ): Promise<void> {
     const s = await this.#statuses.get(cur);
     const finished = nanosToMs(s.finishedAt);
-    const ran = finished - nanosToMs(s.startedAt);
+    // A container that never started (StartError) ran for no time: it must not reset the backoff.
+    const started = nanosToMs(s.startedAt);
+    const ran = started > 0 && finished > started ? finished - started : 0;
     const verdict = this.#backoff.check(`${rec.uid}/${c.name}`, this.#d.clock.now(), finished, ran);
     if (verdict.allowed) return start(c, kind);
     const message = `back-off ${Math.round(verdict.delayMs / 1000)}s restarting failed container=${c.name} pod=${rec.name}_${rec.namespace}(${rec.uid})`;

@@ -26,6 +26,10 @@ if (lab) {
       pod('web', `  containers:\n${main('exec sleep 3600')}`),
       pod('crasher', `  restartPolicy: OnFailure\n  containers:\n${main('echo crashing; exit 1')}`),
       pod(
+        'unstartable',
+        `  containers:\n    - {name: main, image: ${image}, imagePullPolicy: IfNotPresent, command: ["/no/such/binary"]}\n`,
+      ),
+      pod(
         'unlive',
         `  containers:\n${main('exec sleep 3600', '      livenessProbe:\n        exec: {command: ["false"]}\n        periodSeconds: 1\n        failureThreshold: 1\n')}`,
       ),
@@ -93,6 +97,17 @@ if (lab) {
       .list({ involvedName: 'crasher', involvedNamespace: ns })
       .items.map((e) => e.reason);
     assert.ok(events.includes('BackOff'), events.join(','));
+  });
+
+  test('a container that cannot start (StartError) backs off too: CrashLoopBackOff', async () => {
+    const p = await waitFor(
+      () =>
+        get('unstartable')?.status?.containerStatuses?.[0]?.state?.waiting?.reason === 'CrashLoopBackOff' &&
+        get('unstartable'),
+      30_000,
+    );
+    assert.ok(p, JSON.stringify(get('unstartable')?.status?.containerStatuses));
+    assert.is(p.status!.containerStatuses![0]!.lastState?.terminated?.reason, 'StartError');
   });
 
   test('a failing liveness exec probe restarts the container', async () => {

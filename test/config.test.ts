@@ -1,0 +1,36 @@
+import { isAbsolute, join } from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { ConfigError, parseListen, resolveServeConfig } from '../lib/config.ts';
+
+test('a relative --data-dir becomes absolute: containerd resolves volume and log paths from its own cwd', () => {
+  const cfg = resolveServeConfig({ dataDir: './data' }, {});
+  assert.ok(isAbsolute(cfg.dataDir));
+  assert.is(cfg.dataDir, join(process.cwd(), 'data'));
+});
+
+test('flags win over OUTPOST_* variables, which win over defaults', () => {
+  const cfg = resolveServeConfig(
+    { listen: '127.0.0.1:1' },
+    { OUTPOST_LISTEN: '127.0.0.1:2', OUTPOST_NODE_NAME: 'edge-9' },
+  );
+  assert.is(cfg.listen, '127.0.0.1:1');
+  assert.is(cfg.nodeName, 'edge-9');
+  assert.is(cfg.durability, 'full');
+});
+
+test('bad values are configuration errors naming the flag', () => {
+  assert.throws(
+    () => resolveServeConfig({ nodeName: 'Bad_Name' }, {}),
+    (e: unknown) => e instanceof ConfigError && /--node-name/.test((e as Error).message),
+  );
+  assert.throws(
+    () => parseListen('nope'),
+    (e: unknown) => e instanceof ConfigError,
+  );
+  assert.throws(() => resolveServeConfig({ tlsCert: 'a.pem' }, {}), /--tls-cert and --tls-key go together/);
+  assert.throws(() => resolveServeConfig({ clientCa: 'ca.pem' }, {}), /--client-ca needs TLS/);
+  assert.equal(parseListen('[::1]:10550'), { host: '::1', port: 10550 });
+});
+
+test.run();
