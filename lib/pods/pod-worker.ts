@@ -463,8 +463,10 @@ export class PodWorker {
       Promise.all(pod.spec.containers.map(resolve)),
     ]);
     // The prober learns about new instances before it is asked whether they are started and ready.
+    // httpGet and tcpSocket probes dial the pod's IP: host network, so the node's.
+    const ips = { podIP: this.#d.hostIP, hostIP: this.#d.hostIP };
     this.#d.prober.sync(
-      pod,
+      { ...pod, status: { ...pod.status, ...ips } },
       appRaw
         .filter((v) => v.current)
         .map((v) => ({

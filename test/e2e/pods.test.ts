@@ -14,6 +14,8 @@ const lab = await labOrSkip('test/e2e/pods.test.ts');
 if (lab) {
   const dir = mkdtempSync(join(tmpdir(), 'outpost-e2e-pods-'));
   const ns = `e2e-${Math.random().toString(36).slice(2, 7)}`;
+  // Pods share the node's network: a port of their own for the httpGet probe's server.
+  const httpPort = 20000 + Math.floor(Math.random() * 20000);
   const cri = new CriClient({ endpoint: lab.endpoint });
   const image = lab.images.app;
   const pod = (name: string, spec: string) =>
@@ -25,6 +27,10 @@ if (lab) {
     [
       pod('web', `  containers:\n${main('exec sleep 3600')}`),
       pod('crasher', `  restartPolicy: OnFailure\n  containers:\n${main('echo crashing; exit 1')}`),
+      pod(
+        'served',
+        `  containers:\n${main(`mkdir -p /www && echo ok > /www/index.html && exec httpd -f -p ${httpPort} -h /www`, `      readinessProbe:\n        httpGet: {path: /index.html, port: ${httpPort}}\n        periodSeconds: 1\n`)}`,
+      ),
       pod(
         'unstartable',
         `  containers:\n    - {name: main, image: ${image}, imagePullPolicy: IfNotPresent, command: ["/no/such/binary"]}\n`,
@@ -127,6 +133,15 @@ if (lab) {
       reasons.some((r) => r.startsWith('Killing:')),
       reasons.join('\n'),
     );
+  });
+
+  test('an httpGet readiness probe against the pod IP makes the pod Ready', async () => {
+    const p = await waitFor(
+      () => get('served')?.status?.containerStatuses?.[0]?.ready && get('served'),
+      30_000,
+    );
+    assert.ok(p, JSON.stringify(get('served')?.status));
+    assert.is(p.status?.conditions?.find((c) => c.type === 'Ready')?.status, 'True');
   });
 
   test('a failing readiness probe keeps the pod running but not Ready', async () => {
