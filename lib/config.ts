@@ -1,5 +1,5 @@
-import { resolve } from 'node:path';
 import { hostname } from 'node:os';
+import { resolve } from 'node:path';
 import { z } from 'zod';
 import type { LogLevel } from './log.ts';
 

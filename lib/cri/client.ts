@@ -1,10 +1,11 @@
 import type { ChannelOptions } from '@grpc/grpc-js';
-import { Client, credentials, status as GrpcStatus, Metadata } from '@grpc/grpc-js';
+import { Client, credentials, status as GrpcStatus } from '@grpc/grpc-js';
 import type { ServiceDefinition } from '@grpc/proto-loader';
 import { fromJSON } from '@grpc/proto-loader';
+import { unaryCall } from '../grpc/unary.ts';
 import { notFound, unavailable } from '../kube/status.ts';
 import type { CriCallContext } from './errors.ts';
-import { toStatusError } from './errors.ts';
+import { isGrpcError, toStatusError } from './errors.ts';
 import { descriptor } from './proto.gen.ts';
 import type * as T from './types.ts';
 
@@ -194,8 +195,8 @@ export class CriClient {
       .imageRef;
   }
 
-  // One unary call with a deadline. No waitForReady: while the runtime is down the call fails at
-  // once with UNAVAILABLE instead of waiting for the deadline.
+  // One unary call (see unaryCall: while the runtime is down it fails at once with UNAVAILABLE),
+  // timed for the metrics hook and translated into a Status at the adapter edge.
   private call<Res>(
     svc: () => ServiceDefinition,
     method: string,
@@ -203,32 +204,26 @@ export class CriClient {
     target?: Target,
     timeoutMs = this.timeoutMs,
   ) {
-    const def = svc()[method]!;
     const started = performance.now();
-    return new Promise<Res>((resolve, reject) => {
-      const options = { deadline: Date.now() + timeoutMs };
-      this.client.makeUnaryRequest(
-        def.path,
-        def.requestSerialize,
-        def.responseDeserialize,
-        req,
-        new Metadata(),
-        options,
-        (err, res) => {
-          const elapsed = performance.now() - started;
-          const ms = Math.round(elapsed);
-          const code = err ? (GrpcStatus[err.code] ?? String(err.code)) : res ? 'OK' : 'UNKNOWN';
-          this.onCall?.(method, code, elapsed / 1000);
-          if (err || !res) {
-            this.log?.debug({ method, ms, code: err?.code, details: err?.details }, 'CRI call failed');
-            const ctx = { endpoint: this.endpoint, method, timeoutMs, ...(target ? { object: target } : {}) };
-            reject(toStatusError(err ?? new Error('empty response'), ctx));
-            return;
-          }
-          this.log?.debug({ method, ms }, 'CRI call');
-          resolve(res as Res);
-        },
-      );
-    });
+    const seconds = () => (performance.now() - started) / 1000;
+    return unaryCall<Res>(this.client, svc()[method]!, req, timeoutMs).then(
+      (res) => {
+        const took = seconds();
+        this.onCall?.(method, 'OK', took);
+        this.log?.debug({ method, ms: Math.round(took * 1000) }, 'CRI call');
+        return res;
+      },
+      (err: unknown) => {
+        const took = seconds();
+        const grpc = isGrpcError(err) ? err : undefined;
+        this.onCall?.(method, grpc ? (GrpcStatus[grpc.code] ?? String(grpc.code)) : 'UNKNOWN', took);
+        this.log?.debug(
+          { method, ms: Math.round(took * 1000), code: grpc?.code, details: grpc?.details },
+          'CRI call failed',
+        );
+        const ctx = { endpoint: this.endpoint, method, timeoutMs, ...(target ? { object: target } : {}) };
+        throw toStatusError(err, ctx);
+      },
+    );
   }
 }

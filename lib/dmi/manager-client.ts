@@ -1,4 +1,5 @@
-import { Client, credentials, Metadata, type ServiceError } from '@grpc/grpc-js';
+import { Client, credentials } from '@grpc/grpc-js';
+import { unaryCall } from '../grpc/unary.ts';
 import { managerService, unixTarget } from './grpc.ts';
 import type { PbDevice, PbDeviceModel, PbTwin } from './types.ts';
 
@@ -60,17 +61,6 @@ export class ManagerClient {
   }
 
   #call<Res>(method: string, req: object): Promise<Res> {
-    const def = managerService[method]!;
-    return new Promise<Res>((resolve, reject) =>
-      this.#client.makeUnaryRequest(
-        def.path,
-        def.requestSerialize,
-        def.responseDeserialize,
-        req,
-        new Metadata(),
-        { deadline: Date.now() + this.#timeoutMs },
-        (err: ServiceError | null, res?: unknown) => (err ? reject(err) : resolve(res as Res)),
-      ),
-    );
+    return unaryCall<Res>(this.#client, managerService[method]!, req, this.#timeoutMs);
   }
 }

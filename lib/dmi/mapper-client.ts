@@ -1,4 +1,5 @@
-import { Client, credentials, Metadata } from '@grpc/grpc-js';
+import { Client, credentials } from '@grpc/grpc-js';
+import { unaryCall } from '../grpc/unary.ts';
 import { unavailable } from '../kube/status.ts';
 import { deviceToPb, modelToPb } from './convert.ts';
 import { mapperError, mapperService, unixTarget } from './grpc.ts';
@@ -92,22 +93,13 @@ export class MapperClient {
     return res.device;
   }
 
-  // One unary call with a deadline and no waitForReady: a mapper that is down fails at once
-  // with UNAVAILABLE (→ 503) instead of holding the API request until the deadline.
+  // A mapper that is down fails at once with UNAVAILABLE (→ 503), see unaryCall.
   #call<Res>(method: string, req: object, object: { kind: string; name: string }): Promise<Res> {
-    const def = mapperService[method]!;
     const ctx = { mapper: this.name, address: this.address, method, object, timeoutMs: this.#timeoutMs };
-    return new Promise<Res>((resolve, reject) => {
-      this.#client.makeUnaryRequest(
-        def.path,
-        def.requestSerialize,
-        def.responseDeserialize,
-        req,
-        new Metadata(),
-        { deadline: Date.now() + this.#timeoutMs },
-        (err, res) =>
-          err || !res ? reject(mapperError(err ?? new Error('empty response'), ctx)) : resolve(res as Res),
-      );
-    });
+    return unaryCall<Res>(this.#client, mapperService[method]!, req, this.#timeoutMs).catch(
+      (err: unknown) => {
+        throw mapperError(err, ctx);
+      },
+    );
   }
 }

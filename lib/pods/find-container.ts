@@ -6,6 +6,7 @@ import { badRequest, notFound, StatusError, unavailable } from '../kube/status.t
 import type { ContainerStatus, Pod } from '../kube/types.ts';
 import type { Store } from '../store/index.ts';
 import { CONTAINER_NAME, POD_UID } from './labels.ts';
+import { newestFirst } from './runtime-view.ts';
 
 /** The annotation kubectl reads to pick a pod's default container. */
 export const DEFAULT_CONTAINER_ANNOTATION = 'kubectl.kubernetes.io/default-container';
@@ -65,11 +66,6 @@ export function resolveContainer(pod: Pod, requested?: string): string {
     { name, kind: 'pods' },
   );
 }
-
-const newestFirst = (a: CriContainer, b: CriContainer) => {
-  const d = BigInt(b.createdAt) - BigInt(a.createdAt);
-  return d > 0n ? 1 : d < 0n ? -1 : 0;
-};
 
 /** Why the metabase says a container is not running (`CrashLoopBackOff`, `Completed`), if it knows. */
 function stateReason(status: ContainerStatus | undefined): string | undefined {

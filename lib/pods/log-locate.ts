@@ -6,6 +6,7 @@ import type { Container as CriContainer } from '../cri/types.ts';
 import { badRequest, internal, isStatusError } from '../kube/status.ts';
 import type { ContainerStatus, Pod } from '../kube/types.ts';
 import { CONTAINER_NAME, POD_UID } from './labels.ts';
+import { newestFirst } from './runtime-view.ts';
 
 /** The annotation kubectl reads to pick a pod's default container. */
 export const DEFAULT_CONTAINER = 'kubectl.kubernetes.io/default-container';
@@ -44,10 +45,6 @@ export function logContainer(pod: Pod, requested: string | undefined): string {
   throw badRequest(`a container name must be specified for pod ${name}, choose one of: [${names.join(' ')}]`);
 }
 
-const newestFirst = (a: CriContainer, b: CriContainer) => {
-  const d = BigInt(b.createdAt) - BigInt(a.createdAt);
-  return d > 0n ? 1 : d < 0n ? -1 : 0;
-};
 const bareId = (id: string | undefined) => id?.replace(/^[a-z0-9-]+:\/\//, '') || undefined;
 
 /**

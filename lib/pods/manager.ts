@@ -59,6 +59,8 @@ interface Known {
 export class PodManager {
   readonly #o: PodManagerOptions;
   readonly #worker: PodWorker;
+  /** This metabase's identity, stamped on what the manager creates and required by GC. */
+  readonly #managedBy: string;
   readonly #sem: Semaphore;
   readonly #slots = new Map<string, Slot>();
   readonly #wakes = new Map<string, { at: number; timer: Timer }>();
@@ -76,6 +78,7 @@ export class PodManager {
   constructor(o: PodManagerOptions) {
     this.#o = o;
     this.#sem = new Semaphore(o.parallelism ?? 32);
+    this.#managedBy = metabaseId(o.store);
     this.#writes = new WriteBatch(o.store.metabase.sqlite, (err) => {
       o.log.warn({ err }, 'status or event write failed');
       o.onError?.(err);
@@ -90,7 +93,7 @@ export class PodManager {
       nodeName: o.nodeName,
       hostIP: o.hostIP ?? nodeIP(),
       dataDir: o.dataDir,
-      managedBy: metabaseId(o.store),
+      managedBy: this.#managedBy,
       wakeAt: (uid, at) => this.#wakeAt(uid, at),
       restarts: o.restarts,
       writes: this.#writes,
@@ -99,10 +102,6 @@ export class PodManager {
 
   get worker(): PodWorker {
     return this.#worker;
-  }
-
-  #mine(): PodRecord[] {
-    return this.#o.store.pods.records({ nodeName: this.#o.nodeName });
   }
 
   /**
@@ -115,7 +114,7 @@ export class PodManager {
     const { store } = this.#o;
     // The desired specs are known before the first event arrives: status writes (other modules
     // rewrite every pod's status when the runtime answers) are no reason to sync a pod.
-    const pods = this.#mine();
+    const pods = this.#o.store.pods.records({ nodeName: this.#o.nodeName });
     for (const p of pods) this.#desired.set(p.uid, desiredKey(p.desired));
     this.#unsubscribe = store.hub.subscribe('pods', store.rv.current, (ev) => {
       const pod = ev.object as Pod;
@@ -244,17 +243,17 @@ export class PodManager {
     const { cri, log } = this.#o;
     const { runtime, listedAt, recovered } = await this.#list();
     const known = new Map<string, Known>();
-    for (const rec of this.#mine()) {
-      const rt = runtime.get(rec.uid) ?? absent(rec.uid);
+    for (const uid of this.#o.store.pods.uids({ nodeName: this.#o.nodeName })) {
+      const rt = runtime.get(uid) ?? absent(uid);
       const fp = fingerprint(rt);
-      const last = this.#known.get(rec.uid);
+      const last = this.#known.get(uid);
       // A pass that ended after this listing knows better than the listing.
       if (last && last.at > listedAt) {
-        known.set(rec.uid, last);
+        known.set(uid, last);
         continue;
       }
-      known.set(rec.uid, { fingerprint: fp, at: listedAt });
-      if (recovered || fp !== (last?.fingerprint ?? '')) this.enqueue(rec.uid, rt, listedAt);
+      known.set(uid, { fingerprint: fp, at: listedAt });
+      if (recovered || fp !== (last?.fingerprint ?? '')) this.enqueue(uid, rt, listedAt);
     }
     this.#known = known;
     if (++this.#relists % 10 === 1) {
@@ -262,8 +261,8 @@ export class PodManager {
         cri,
         log,
         runtime,
-        known: new Set(this.#o.store.pods.records().map((r) => r.uid)),
-        managedBy: metabaseId(this.#o.store),
+        known: new Set(this.#o.store.pods.uids()),
+        managedBy: this.#managedBy,
         onRemoved: (id) => this.#worker.forgetContainer(id),
       });
     }

@@ -13,7 +13,7 @@ import { ContainerConfigError, resolveEnv } from './env.ts';
 import { ImageError, type ImagePuller } from './images.ts';
 import { CONTAINER_KIND, CONTAINER_RESTART_COUNT, MANAGED_BY, POD_UID, SPEC_HASH } from './labels.ts';
 import type { RestartRequests } from './restart-requests.ts';
-import { instances, nanosToMs, type RuntimePod, StatusCache } from './runtime-view.ts';
+import { instances, nanosToMs, newestFirst, type RuntimePod, StatusCache } from './runtime-view.ts';
 import { buildSandboxConfig } from './sandbox.ts';
 import { type ContainerView, computeStatus, type Waiting } from './status.ts';
 import { cleanupVolumes, prepareVolumes } from './volumes.ts';
@@ -79,9 +79,7 @@ export class PodWorker {
       this.#d.cri.listPodSandbox({ labelSelector }),
       this.#d.cri.listContainers({ labelSelector }),
     ]);
-    const byNewest = <T extends { createdAt: string }>(a: T, b: T) =>
-      BigInt(b.createdAt) > BigInt(a.createdAt) ? 1 : -1;
-    return { uid, sandboxes: sandboxes.sort(byNewest), containers: containers.sort(byNewest) };
+    return { uid, sandboxes: sandboxes.sort(newestFirst), containers: containers.sort(newestFirst) };
   }
 
   #event(rec: PodRecord): Event {

@@ -9,8 +9,11 @@ export interface RuntimePod {
   containers: Container[];
 }
 
-const newestFirst = <T extends { createdAt: string }>(a: T, b: T) =>
-  BigInt(b.createdAt) > BigInt(a.createdAt) ? 1 : BigInt(b.createdAt) < BigInt(a.createdAt) ? -1 : 0;
+/** Sort order of CRI objects by `createdAt` (int64 nanoseconds as a string), newest first. */
+export const newestFirst = <T extends { createdAt: string }>(a: T, b: T): number => {
+  const d = BigInt(b.createdAt) - BigInt(a.createdAt);
+  return d > 0n ? 1 : d < 0n ? -1 : 0;
+};
 
 /** Groups the runtime's sandboxes and containers by the pod uid label kubelet-style pods carry. */
 export function groupByPod(sandboxes: PodSandbox[], containers: Container[]): Map<string, RuntimePod> {

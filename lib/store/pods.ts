@@ -130,6 +130,16 @@ export class PodStore {
     return { items: rows.map((r) => this.#serve(r).pod), resourceVersion: this.#rv.current };
   }
 
+  /** The uids of the stored pods (of one node), without reading their objects: the relist's hot path. */
+  uids(filter: { nodeName?: string } = {}): string[] {
+    const rows = filter.nodeName
+      ? this.#sqlite
+          .prepare<[string], { uid: string }>('SELECT uid FROM pods WHERE node_name = ?')
+          .all(filter.nodeName)
+      : this.#sqlite.prepare<[], { uid: string }>('SELECT uid FROM pods').all();
+    return rows.map((r) => r.uid);
+  }
+
   /** Every stored record, for reconciliation. */
   records(filter: { source?: Source; nodeName?: string } = {}): PodRecord[] {
     const where: string[] = [];
