@@ -1,0 +1,251 @@
+// What every cloud-link part shares: the kubeconfig, the node name, the link state and one HTTP
+// transport to the API server (one HTTP/2 connection carries requests and watches). Every request
+// through it reports to the link: an answer marks it online, a failure to get one marks it
+// offline at once (and drops the connection, so watches on it end and restart after reconnect).
+
+import type { Readable } from 'node:stream';
+import { KubeConfig } from '@kubernetes/client-node';
+import { Agent, type Dispatcher, request } from 'undici';
+import type { Clock } from '../clock.ts';
+import type { Logger } from '../log.ts';
+import { CloudLink } from './link.ts';
+
+/** A Kubernetes `Status` answer (or any HTTP error) from the API server. */
+export class ApiError extends Error {
+  override name = 'ApiError';
+  constructor(
+    readonly code: number,
+    readonly reason: string,
+    message: string,
+    readonly status?: unknown,
+  ) {
+    super(message);
+  }
+}
+
+/** No answer from the API server (refused, reset, TLS failure, timeout). */
+export class UnreachableError extends Error {
+  override name = 'UnreachableError';
+}
+
+export interface RequestOptions {
+  method?: string;
+  query?: Record<string, string | number | boolean | undefined>;
+  /** A JSON body (objects are serialized). */
+  body?: unknown;
+  /** Default `application/json`; patches pass `application/strategic-merge-patch+json` etc. */
+  contentType?: string;
+  accept?: string;
+  /** Time until the response headers (default 10 s, kubelet's request timeout). */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  /** Whether a failure marks the link offline (default true; pass-through requests pass false). */
+  reportToLink?: boolean;
+  /** Extra headers (pass-through). */
+  headers?: Record<string, string>;
+}
+
+export interface RawResponse {
+  statusCode: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Readable & { text(): Promise<string>; json(): Promise<unknown>; dump(): Promise<void> };
+}
+
+/** Outbox figures the cloud-pods part reports for health and metrics. */
+export interface OutboxStats {
+  depth: number;
+  /** Age in seconds of the oldest queued entry; 0 when empty. */
+  oldestAgeSeconds: number;
+}
+
+/** The shared handle of the cloud link. */
+export interface CloudContext {
+  kubeConfig: KubeConfig;
+  nodeName: string;
+  /** The API server's base URL (no trailing slash). */
+  server: string;
+  link: CloudLink;
+  clock: Clock;
+  log: Logger;
+  /** A JSON request; throws ApiError on an HTTP error, UnreachableError without an answer. */
+  request<T = unknown>(path: string, opts?: RequestOptions): Promise<T>;
+  /** The raw response (any status), for streams and pass-through; throws UnreachableError. */
+  raw(path: string, opts?: RequestOptions): Promise<RawResponse>;
+  /** Re-reads credentials (after a certificate rotation) and reconnects. */
+  reloadCredentials(kubeConfig?: KubeConfig): Promise<void>;
+  /** The outbox figures, once the outbox registered its reader. */
+  outboxStats(): OutboxStats | undefined;
+  setOutboxStats(fn: () => OutboxStats): void;
+  close(): Promise<void>;
+}
+
+export interface CloudContextOptions {
+  kubeConfig: KubeConfig;
+  nodeName: string;
+  clock: Clock;
+  log: Logger;
+}
+
+/** Loads a kubeconfig file as kubectl does (current-context, files or inline data, token or cert). */
+export function loadKubeConfig(file: string): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromFile(file);
+  if (!kc.getCurrentCluster()) throw new Error(`${file}: the current context names no cluster`);
+  return kc;
+}
+
+interface Transport {
+  agent: Agent;
+  options: Agent.Options;
+  headers: Record<string, string>;
+}
+
+async function makeTransport(kc: KubeConfig): Promise<Transport> {
+  const opts: {
+    ca?: Buffer;
+    cert?: Buffer;
+    key?: Buffer;
+    rejectUnauthorized?: boolean;
+    servername?: string;
+    headers?: Record<string, string>;
+    auth?: string;
+  } = {};
+  await kc.applyToHTTPSOptions(opts as never);
+  const headers: Record<string, string> = { ...(opts.headers ?? {}) };
+  if (opts.auth) headers.authorization = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
+  const options: Agent.Options = {
+    allowH2: true,
+    connect: {
+      ...(opts.ca ? { ca: opts.ca } : {}),
+      ...(opts.cert ? { cert: opts.cert } : {}),
+      ...(opts.key ? { key: opts.key } : {}),
+      ...(opts.rejectUnauthorized === false ? { rejectUnauthorized: false } : {}),
+      ...(opts.servername ? { servername: opts.servername } : {}),
+      timeout: 10_000,
+    },
+    keepAliveTimeout: 60_000,
+    connections: 1,
+  };
+  return { agent: new Agent(options), options, headers };
+}
+
+/** Builds the context: the transport from the kubeconfig's current context. */
+export async function createCloudContext(o: CloudContextOptions): Promise<CloudContext> {
+  let kc = o.kubeConfig;
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) throw new Error('kubeconfig: the current context names no cluster');
+  const server = cluster.server.replace(/\/+$/, '');
+  const link = new CloudLink(o.clock);
+  let transport = await makeTransport(kc);
+  let outbox: (() => OutboxStats) | undefined;
+  let closed = false;
+
+  // Offline drops the connection: a half-dead HTTP/2 session must not carry the next attempts,
+  // and every watch on it ends at once (its owner waits for the link, then re-watches).
+  link.onChange((s) => {
+    if (s.state !== 'offline' || closed) return;
+    const old = transport.agent;
+    transport = { ...transport, agent: new Agent(transport.options) };
+    void old.destroy().catch(() => {});
+  });
+  const rebuild = async (next: KubeConfig) => {
+    const t = await makeTransport(next);
+    const old = transport.agent;
+    transport = t;
+    kc = next;
+    void old.close().catch(() => {});
+  };
+
+  const raw = async (path: string, opts: RequestOptions = {}): Promise<RawResponse> => {
+    const url = new URL(server + path);
+    for (const [k, v] of Object.entries(opts.query ?? {}))
+      if (v !== undefined) url.searchParams.set(k, String(v));
+    const headers: Record<string, string> = {
+      ...transport.headers,
+      accept: opts.accept ?? 'application/json',
+      'user-agent': `outpost/${o.nodeName}`,
+      ...(opts.headers ?? {}),
+    };
+    let body: string | undefined;
+    if (opts.body !== undefined) {
+      body = typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
+      headers['content-type'] = opts.contentType ?? 'application/json';
+    }
+    const timeout = AbortSignal.timeout(opts.timeoutMs ?? 10_000);
+    const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
+    try {
+      const res = await request(url, {
+        dispatcher: transport.agent as Dispatcher,
+        method: (opts.method ?? 'GET') as Dispatcher.HttpMethod,
+        headers,
+        ...(body !== undefined ? { body } : {}),
+        signal,
+        headersTimeout: opts.timeoutMs ?? 10_000,
+        // Streams (watches) end when the server ends them; a dead link is noticed by the lease.
+        bodyTimeout: 0,
+      });
+      if (opts.reportToLink !== false) link.markOnline();
+      return res as unknown as RawResponse;
+    } catch (e) {
+      if (opts.signal?.aborted) throw e;
+      const cause = (e as { cause?: { code?: string; message?: string } }).cause;
+      const why = timeout.aborted
+        ? `${opts.method ?? 'GET'} ${path}: no answer within ${opts.timeoutMs ?? 10_000} ms`
+        : `${opts.method ?? 'GET'} ${path}: ${cause?.code ?? (e as Error).message}${cause?.message ? ` (${cause.message})` : ''}`;
+      const err = new UnreachableError(why);
+      if (opts.reportToLink !== false) link.markOffline(err);
+      throw err;
+    }
+  };
+
+  const ctx: CloudContext = {
+    get kubeConfig() {
+      return kc;
+    },
+    nodeName: o.nodeName,
+    server,
+    link,
+    clock: o.clock,
+    log: o.log,
+    raw,
+    async request<T>(path: string, opts: RequestOptions = {}): Promise<T> {
+      const res = await raw(path, opts);
+      let text: string;
+      try {
+        text = await res.body.text();
+      } catch (e) {
+        const err = new UnreachableError(`${opts.method ?? 'GET'} ${path}: ${(e as Error).message}`);
+        if (opts.reportToLink !== false) link.markOffline(err);
+        throw err;
+      }
+      let parsed: unknown;
+      try {
+        parsed = text ? JSON.parse(text) : undefined;
+      } catch {
+        parsed = undefined;
+      }
+      if (res.statusCode >= 400) {
+        const s = (parsed ?? {}) as { reason?: string; message?: string };
+        throw new ApiError(
+          res.statusCode,
+          s.reason ?? `HTTP${res.statusCode}`,
+          s.message ?? (text.slice(0, 200) || `HTTP ${res.statusCode}`),
+          parsed,
+        );
+      }
+      return parsed as T;
+    },
+    async reloadCredentials(next) {
+      await rebuild(next ?? kc);
+    },
+    outboxStats: () => outbox?.(),
+    setOutboxStats(fn) {
+      outbox = fn;
+    },
+    async close() {
+      closed = true;
+      await transport.agent.destroy().catch(() => {});
+    },
+  };
+  return ctx;
+}
