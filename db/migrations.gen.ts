@@ -27,4 +27,8 @@ export const migrations: Migration[] = [
       "CREATE TABLE `audit` (\n\t`id` integer PRIMARY KEY AUTOINCREMENT NOT NULL,\n\t`at` text NOT NULL,\n\t`user` text NOT NULL,\n\t`role` text NOT NULL,\n\t`source` text,\n\t`verb` text NOT NULL,\n\t`path` text NOT NULL,\n\t`namespace` text,\n\t`name` text,\n\t`detail` text,\n\t`code` integer NOT NULL\n);",
       "CREATE INDEX `audit_at` ON `audit` (`at`);"
   ] },
+  { tag: "0002_outbox", statements: [
+      "CREATE TABLE `outbox` (\n\t`id` integer PRIMARY KEY AUTOINCREMENT NOT NULL,\n\t`kind` text NOT NULL,\n\t`key` text NOT NULL,\n\t`op` text,\n\t`payload` text NOT NULL,\n\t`created_at` integer NOT NULL\n);",
+      "CREATE INDEX `outbox_key` ON `outbox` (`kind`,`key`);"
+  ] },
 ];

@@ -139,3 +139,26 @@ export const audit = sqliteTable(
   },
   (t) => [index('audit_at').on(t.at)],
 );
+
+/**
+ * The cloud link's ordered outbox: every change the cloud must hear of (a pod's status, an event,
+ * a pod's final deletion, a device's status), written in the same transaction as the change
+ * itself. The sender drains it in `id` order; a newer entry of the same kind and key replaces a
+ * pending one (the cloud only needs a pod's latest status, an event's latest count), keeping the
+ * age of the oldest change it carries.
+ */
+export const outbox = sqliteTable(
+  'outbox',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    kind: text('kind', { enum: ['status', 'event', 'delete', 'device-status'] }).notNull(),
+    /** What the entry is about: a pod uid (status, delete), an event uid, a device uid. */
+    key: text('key').notNull(),
+    /** `create` for an event the cloud has not seen yet, `update` for a repeat (count raised). */
+    op: text('op'),
+    payload: text('payload').notNull(),
+    /** When the oldest change this entry carries was made (Unix ms). */
+    createdAt: integer('created_at').notNull(),
+  },
+  (t) => [index('outbox_key').on(t.kind, t.key)],
+);

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import type { Metabase } from '../../db/open.ts';
 import type { KubeObject } from '../kube/types.ts';
+import type { OutboxStore } from './outbox.ts';
 import type { ResourceVersions } from './resource-version.ts';
 import type { WatchHub } from './watch-hub.ts';
 
@@ -45,6 +46,7 @@ export class EventStore {
   readonly #now: () => number;
   readonly #host: string;
   readonly #max: number;
+  readonly #outbox: OutboxStore | undefined;
   readonly #same: Database.Statement<[string, string, string, string, string], EventRow>;
   #writes = 0;
   /** The nanosecond stamp of the last event name, so two events in one millisecond get two names. */
@@ -54,7 +56,7 @@ export class EventStore {
     mb: Metabase,
     rv: ResourceVersions,
     hub: WatchHub,
-    opts: { host: string; now?: () => number; max?: number },
+    opts: { host: string; now?: () => number; max?: number; outbox?: OutboxStore | undefined },
   ) {
     this.#sqlite = mb.sqlite;
     this.#rv = rv;
@@ -62,6 +64,7 @@ export class EventStore {
     this.#host = opts.host;
     this.#now = opts.now ?? Date.now;
     this.#max = opts.max ?? 10_000;
+    this.#outbox = opts.outbox;
     this.#same = mb.sqlite.prepare(
       `SELECT uid, object, resource_version FROM events WHERE involved_namespace = ? AND involved_name = ?
        AND reason = ? AND type = ? AND json_extract(object, '$.message') = ? ORDER BY last_timestamp DESC LIMIT 1`,
@@ -132,6 +135,7 @@ export class EventStore {
           now,
           rv,
         );
+      this.#outbox?.push('event', event.metadata.uid!, event, prev ? 'update' : 'create');
       if (++this.#writes % 500 === 0) this.#prune();
       this.#hub.publish('events', { type: prev ? 'MODIFIED' : 'ADDED', rv, object: event });
       return event;

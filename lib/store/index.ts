@@ -4,6 +4,7 @@ import { DeviceModelStore, DeviceStore } from './devices.ts';
 import { EventStore } from './events.ts';
 import { MapperStore } from './mappers.ts';
 import { ObjectStore } from './objects.ts';
+import { OutboxStore } from './outbox.ts';
 import { PodStore } from './pods.ts';
 import { ResourceVersions } from './resource-version.ts';
 import { WatchHub } from './watch-hub.ts';
@@ -19,6 +20,7 @@ export interface Store {
   deviceModels: DeviceModelStore;
   mappers: MapperStore;
   audit: AuditStore;
+  outbox: OutboxStore;
 }
 
 /** Wires the stores over one metabase, sharing one resourceVersion counter and one watch cache. */
@@ -26,12 +28,14 @@ export function createStore(metabase: Metabase, opts: { host: string; now?: () =
   const now = opts.now ?? Date.now;
   const rv = new ResourceVersions(metabase.sqlite);
   const hub = new WatchHub(() => rv.current);
+  const outbox = new OutboxStore(metabase, now);
   return {
     metabase,
     rv,
     hub,
-    pods: new PodStore(metabase, rv, hub, now),
-    events: new EventStore(metabase, rv, hub, { host: opts.host, now }),
+    outbox,
+    pods: new PodStore(metabase, rv, hub, now, outbox),
+    events: new EventStore(metabase, rv, hub, { host: opts.host, now, outbox }),
     objects: new ObjectStore(metabase, rv, hub, now),
     devices: new DeviceStore(metabase, rv, hub, now),
     deviceModels: new DeviceModelStore(metabase, rv, hub, now),

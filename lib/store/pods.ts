@@ -4,6 +4,7 @@ import type Database from 'better-sqlite3';
 import type { Metabase } from '../../db/open.ts';
 import { applyStrategicMergePatch, podSchema } from '../kube/strategic-merge.ts';
 import type { Pod, PodStatus } from '../kube/types.ts';
+import type { OutboxStore } from './outbox.ts';
 import type { ResourceVersions } from './resource-version.ts';
 import type { WatchHub } from './watch-hub.ts';
 
@@ -48,6 +49,7 @@ export class PodStore {
   readonly #rv: ResourceVersions;
   readonly #hub: WatchHub;
   readonly #now: () => number;
+  readonly #outbox: OutboxStore | undefined;
   readonly #byName: Database.Statement<[string, string], PodRow>;
   readonly #byUid: Database.Statement<[string], PodRow>;
   /**
@@ -61,11 +63,18 @@ export class PodStore {
    */
   statusHook: ((status: PodStatus, stored: PodStatus | undefined) => PodStatus) | undefined;
 
-  constructor(mb: Metabase, rv: ResourceVersions, hub: WatchHub, now: () => number = Date.now) {
+  constructor(
+    mb: Metabase,
+    rv: ResourceVersions,
+    hub: WatchHub,
+    now: () => number = Date.now,
+    outbox?: OutboxStore,
+  ) {
     this.#sqlite = mb.sqlite;
     this.#rv = rv;
     this.#hub = hub;
     this.#now = now;
+    this.#outbox = outbox;
     this.#byName = mb.sqlite.prepare(`${SELECT} WHERE p.namespace = ? AND p.name = ?`);
     this.#byUid = mb.sqlite.prepare(`${SELECT} WHERE p.uid = ?`);
   }
@@ -220,11 +229,20 @@ export class PodStore {
     })();
   }
 
-  /** Removes a pod and its status for good. */
-  remove(namespace: string, name: string): boolean {
+  /**
+   * Removes a pod and its status for good. The cloud hears of it through the outbox (after the
+   * pod's last status), unless `reported` is false: the cloud removed the pod itself.
+   */
+  remove(namespace: string, name: string, opts: { report?: boolean } = {}): boolean {
     return this.#sqlite.transaction(() => {
       const row = this.#byName.get(namespace, name);
       if (!row) return false;
+      if (opts.report === false) {
+        this.#outbox?.discard('status', row.uid);
+      } else {
+        const { uid, namespace, name, source } = row;
+        this.#outbox?.push('delete', uid, { uid, namespace, name, source } satisfies OutboxPodRef);
+      }
       const rv = this.#rv.next();
       this.#sqlite.prepare('DELETE FROM pods WHERE uid = ?').run(row.uid);
       this.#sqlite.prepare('DELETE FROM pod_status WHERE uid = ?').run(row.uid);
@@ -256,6 +274,8 @@ export class PodStore {
         )
         .run(uid, row.namespace, row.name, seq, patch, new Date(this.#now()).toISOString());
       this.#sqlite.prepare('UPDATE pods SET resource_version = ? WHERE uid = ?').run(rv, uid);
+      const { namespace, name, source } = row;
+      this.#outbox?.push('status', uid, { uid, namespace, name, source, seq, status } satisfies OutboxStatus);
       this.#publish('MODIFIED', uid, rv);
       return seq;
     })();
@@ -265,6 +285,29 @@ export class PodStore {
     const row = this.#byUid.get(uid)!;
     this.#hub.publish('pods', { type, rv, object: this.#serve(row).pod });
   }
+}
+
+/** What an outbox entry about a pod names: enough to address it in the cloud. */
+export interface OutboxPodRef {
+  uid: string;
+  namespace: string;
+  name: string;
+  source: Source;
+}
+
+/** A `status` outbox entry: the pod's whole latest status patch and its sequence number. */
+export interface OutboxStatus extends OutboxPodRef {
+  seq: number;
+  status: PodStatus;
+}
+
+/** Records the sequence number of the status the cloud acknowledged (pod_status.uploaded_seq). */
+export function markUploaded(sqlite: Database.Database, uid: string, seq: number): void {
+  sqlite
+    .prepare(
+      'UPDATE pod_status SET uploaded_seq = ? WHERE uid = ? AND (uploaded_seq IS NULL OR uploaded_seq < ?)',
+    )
+    .run(seq, uid, seq);
 }
 
 function toRecord(row: PodRow): PodRecord {

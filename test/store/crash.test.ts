@@ -23,6 +23,7 @@ import { openMetabase } from ${JSON.stringify(pathToFileURL(join(root, 'db/open.
 import { createStore } from ${JSON.stringify(pathToFileURL(join(root, 'lib/store/index.ts')).href)};
 const [dir, durability] = process.argv.slice(2);
 const store = createStore(openMetabase(dir, { durability }), { host: 'edge-1' });
+store.outbox.enabled = true;
 const uids = [];
 for (let i = 0; i < ${PODS}; i++) {
   const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' + i, namespace: 'default' },
@@ -114,6 +115,24 @@ for (const durability of ['full', 'normal']) {
         }
         const { n } = mb.sqlite.prepare('SELECT count(*) AS n FROM pod_status').get() as { n: number };
         assert.is(n, PODS);
+        // The cloud link's outbox committed with each change: every acknowledged event waits in
+        // it, and each pod's pending status is exactly the stored one.
+        const entries = store.outbox.peek(1_000_000);
+        const queued = new Set(
+          entries.filter((e) => e.kind === 'event').map((e) => (e.payload as { message: string }).message),
+        );
+        assert.equal(
+          acked.filter((seq) => !queued.has(`seq ${seq}`)),
+          [],
+          'events acknowledged but not in the outbox',
+        );
+        for (const e of entries.filter((x) => x.kind === 'status')) {
+          const row = mb.sqlite.prepare('SELECT patch FROM pod_status WHERE uid = ?').get(e.key) as {
+            patch: string;
+          };
+          assert.equal((e.payload as { status: unknown }).status, JSON.parse(row.patch));
+        }
+        assert.is(entries.filter((x) => x.kind === 'status').length, PODS);
       } finally {
         mb.close();
       }
