@@ -5,11 +5,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { openMetabase } from '../db/open.ts';
-import { createApp } from '../lib/app.ts';
-import type { Pod } from '../lib/kube/types.ts';
-import { silentLogger } from '../lib/log.ts';
-import { createStore } from '../lib/store/index.ts';
+import { openMetabase } from '#db/open.ts';
+import { createApp } from '#lib/app.ts';
+import type { Pod } from '#lib/kube/types.ts';
+import { silentLogger } from '#lib/log.ts';
+import { createStore } from '#lib/store/index.ts';
 import { load, printTable, rssMb, startAndWait, timeSync } from './lib.ts';
 
 const PODS = Number(process.env.BENCH_PODS ?? 1000);

@@ -13,10 +13,10 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { CriClient } from '../lib/cri/client.ts';
-import type { Pod } from '../lib/kube/types.ts';
-import { buildContainerConfig, podSpecHash } from '../lib/pods/container-config.ts';
-import { buildSandboxConfig } from '../lib/pods/sandbox.ts';
+import { CriClient } from '#lib/cri/client.ts';
+import type { Pod } from '#lib/kube/types.ts';
+import { buildContainerConfig, podSpecHash } from '#lib/pods/spec/container-config.ts';
+import { buildSandboxConfig } from '#lib/pods/worker/sandbox.ts';
 import { startLab, stopLab } from '../scripts/lab.ts';
 import { printTable, rssMb } from './lib.ts';
 

@@ -9,9 +9,9 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openMetabase } from '../db/open.ts';
-import type { Pod } from '../lib/kube/types.ts';
-import { createStore } from '../lib/store/index.ts';
+import { openMetabase } from '#db/open.ts';
+import type { Pod } from '#lib/kube/types.ts';
+import { createStore } from '#lib/store/index.ts';
 import { printTable, rssMb, stats } from './lib.ts';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 15);

@@ -1,16 +1,16 @@
 #!/usr/bin/env node
 import { Command, Option } from 'commander';
-import { CliError } from '../lib/cli/client.ts';
-import { addGet, clientFlags, runClient } from '../lib/cli/commands.ts';
-import { addDescribe } from '../lib/cli/describe.ts';
-import { addEdit } from '../lib/cli/edit.ts';
-import { addExec } from '../lib/cli/exec.ts';
-import { addLogs } from '../lib/cli/logs.ts';
-import { addMapper } from '../lib/cli/mapper.ts';
-import { addRestart } from '../lib/cli/restart.ts';
-import { addAudit, addToken } from '../lib/cli/security.ts';
-import { exitCodeOf } from '../lib/supervisor/exit-codes.ts';
-import { OUTPOST_VERSION, type versionInfo } from '../lib/version.ts';
+import { CliError } from '#lib/cli/client.ts';
+import { addGet, clientFlags, runClient } from '#lib/cli/commands.ts';
+import { addDescribe } from '#lib/cli/describe.ts';
+import { addEdit } from '#lib/cli/edit.ts';
+import { addExec } from '#lib/cli/exec.ts';
+import { addLogs } from '#lib/cli/logs.ts';
+import { addMapper } from '#lib/cli/mapper.ts';
+import { addRestart } from '#lib/cli/restart.ts';
+import { addAudit, addToken } from '#lib/cli/security.ts';
+import { exitCodeOf } from '#lib/supervisor/exit-codes.ts';
+import { OUTPOST_VERSION, type versionInfo } from '#lib/version.ts';
 
 let exitCode = 0;
 const setExit = (code: number) => {
@@ -55,7 +55,7 @@ program
   .option('--max-log-streams <n>', 'concurrent followed logs (default 32)')
   .action(async (flags) => {
     // Loaded on demand: each command evaluates only the modules it uses (start-up time).
-    const { serve } = await import('../lib/cli/serve.ts');
+    const { serve } = await import('#lib/cli/serve.ts');
     await serve(flags);
   });
 
@@ -73,7 +73,7 @@ program
   )
   .allowUnknownOption()
   .action(async (serveFlags: string[], o) => {
-    const { supervise } = await import('../lib/cli/supervise.ts');
+    const { supervise } = await import('#lib/cli/supervise.ts');
     setExit(await supervise(serveFlags, { logLevel: o.logLevel }));
   });
 
@@ -88,7 +88,7 @@ program
   )
   .addOption(new Option('--token <token>', 'bearer token').env('OUTPOST_TOKEN'))
   .action(async (o) => {
-    const { status } = await import('../lib/cli/status.ts');
+    const { status } = await import('#lib/cli/status.ts');
     setExit(await status(o));
   });
 

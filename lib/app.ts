@@ -1,12 +1,12 @@
 import { Hono, type MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
-import { routes } from '../routes/_table.gen.ts';
-import type { AppEnv, Deps } from './http/env.ts';
-import { guard } from './http/guard.ts';
-import { defaultLimits } from './http/limits.ts';
-import { httpMetrics } from './http/metrics.ts';
-import { internal, StatusError, tooLarge } from './kube/status.ts';
+import type { AppEnv, Deps } from '#lib/http/env.ts';
+import { guard } from '#lib/http/guard.ts';
+import { defaultLimits } from '#lib/http/limits.ts';
+import { httpMetrics } from '#lib/http/metrics.ts';
+import { internal, StatusError, tooLarge } from '#lib/kube/status.ts';
+import { routes } from '#routes/_table.gen.ts';
 
 /** Dependencies as callers give them: auth and limits default to loopback-anonymous and the default caps. */
 export type AppDeps = Omit<Deps, 'auth' | 'limits'> & Partial<Pick<Deps, 'auth' | 'limits'>>;

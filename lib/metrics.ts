@@ -3,8 +3,8 @@
 // conventions: `_total` counters, `_seconds` histograms, base units.
 import type Database from 'better-sqlite3';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import type { Pod } from './kube/types.ts';
-import type { ModuleSnapshot, ModuleState } from './supervisor/modules.ts';
+import type { Pod } from '#lib/kube/types.ts';
+import type { ModuleSnapshot, ModuleState } from '#lib/supervisor/modules.ts';
 
 export const MODULE_STATES: readonly ModuleState[] = [
   'starting',

@@ -3,9 +3,9 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { type ServerType, serve } from '@hono/node-server';
 import type { Hono } from 'hono';
-import type { TlsFiles } from './auth/load.ts';
-import { handleUpgrades } from './exec/ws-node.ts';
-import type { AppEnv } from './http/env.ts';
+import type { TlsFiles } from '#lib/auth/load.ts';
+import { handleUpgrades } from '#lib/exec/ws-node.ts';
+import type { AppEnv } from '#lib/http/env.ts';
 
 export interface RunningServer {
   url: string;

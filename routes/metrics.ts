@@ -1,5 +1,5 @@
-import { factory } from '../lib/http/factory.ts';
-import { unavailable } from '../lib/kube/status.ts';
+import { factory } from '#lib/http/factory.ts';
+import { unavailable } from '#lib/kube/status.ts';
 
 /** Prometheus metrics in the text exposition format. */
 export const GET = factory.createHandlers(async (c) => {

@@ -25,7 +25,7 @@ import {
 import { tmpdir } from 'node:os';
 import { basename, delimiter, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { CriClient } from '../lib/cri/client.ts';
+import { CriClient } from '#lib/cri/client.ts';
 
 export const LAB_IMAGES = { pause: 'outpost.local/pause:latest', app: 'outpost.local/busybox:latest' };
 

@@ -1,7 +1,7 @@
 import { isAbsolute, join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ConfigError, parseListen, resolveServeConfig } from '../lib/config.ts';
+import { ConfigError, parseListen, resolveServeConfig } from '#lib/config.ts';
 
 test('a relative --data-dir becomes absolute: containerd resolves volume and log paths from its own cwd', () => {
   const cfg = resolveServeConfig({ dataDir: './data' }, {});

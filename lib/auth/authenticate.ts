@@ -1,5 +1,5 @@
 import type { TLSSocket } from 'node:tls';
-import { forbidden, unauthorized } from '../kube/status.ts';
+import { forbidden, unauthorized } from '#lib/kube/status.ts';
 import { requiredRole } from './policy.ts';
 import { allows, isRole, type Principal } from './roles.ts';
 import type { TokenTable } from './tokens.ts';

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { ConfigError, isLoopbackHost, type ServeConfig } from '../config.ts';
-import type { Logger } from '../log.ts';
+import { ConfigError, isLoopbackHost, type ServeConfig } from '#lib/config.ts';
+import type { Logger } from '#lib/log.ts';
 import { type AuthConfig, authConfigured } from './authenticate.ts';
 import { TokenTable } from './tokens.ts';
 

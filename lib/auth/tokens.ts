@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { appendFileSync, existsSync, type FSWatcher, readFileSync, statSync, watch } from 'node:fs';
-import type { Logger } from '../log.ts';
+import type { Logger } from '#lib/log.ts';
 import { isRole, type Role } from './roles.ts';
 
 /**

@@ -1,5 +1,5 @@
 import { Agent, request } from 'undici';
-import type { Status } from '../kube/status.ts';
+import type { Status } from '#lib/kube/status.ts';
 
 /** A failure the CLI prints the way kubectl does and exits non-zero for. */
 export class CliError extends Error {

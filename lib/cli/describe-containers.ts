@@ -1,7 +1,7 @@
 // The container sections of `kubectl describe pod` (describeContainers and its helpers).
-import { parseQuantity, quantityMilliValue, quantityValue } from '../kube/quantity.ts';
-import { formatQuantity } from '../kube/quantity-format.ts';
-import type { ContainerState, ContainerStatus, Pod } from '../kube/types.ts';
+import { parseQuantity, quantityMilliValue, quantityValue } from '#lib/kube/quantity.ts';
+import { formatQuantity } from '#lib/kube/quantity-format.ts';
+import type { ContainerState, ContainerStatus, Pod } from '#lib/kube/types.ts';
 import { LEVEL_0, LEVEL_1, LEVEL_2, LEVEL_3, type PrefixWriter, rfc1123z } from './describe-writer.ts';
 
 type Amount = string | number;

@@ -1,9 +1,9 @@
 // `outpost describe device NAME`: what kubectl describe prints for a custom resource (name, labels,
 // annotations, events), plus what an operator asks of a device: its mapper, its state, and per
 // property the desired value next to what the mapper observed and what the device reported.
-import type { Device, DeviceModel } from '../dmi/types.ts';
-import type { CoreEvent } from '../kube/printers/events.ts';
-import type { Table } from '../kube/table.ts';
+import type { Device, DeviceModel } from '#lib/kube/devices.ts';
+import type { CoreEvent } from '#lib/kube/printers/events.ts';
+import type { Table } from '#lib/kube/table.ts';
 import { type ApiClient, CliError, TABLE_ACCEPT } from './client.ts';
 import {
   describeEvents,

@@ -1,8 +1,8 @@
 // `kubectl describe pod` as text (k8s.io/kubectl/pkg/describe describePod), from the pod and its
 // events: a pure function, so `outpost describe` prints what kubectl prints for the same objects.
-import type { CoreEvent } from '../kube/printers/events.ts';
-import type { Pod } from '../kube/types.ts';
-import { qosClass } from '../pods/status.ts';
+import type { CoreEvent } from '#lib/kube/printers/events.ts';
+import type { Pod } from '#lib/kube/types.ts';
+import { qosClass } from '#lib/pods/runtime/status.ts';
 import {
   describeContainers,
   describeResources,

@@ -1,6 +1,6 @@
 // The Volumes block of `kubectl describe pod` (describeVolumes), for the volume types a node agent
 // meets; any other type prints `<unknown>`, as kubectl does for types it does not know.
-import { formatQuantity } from '../kube/quantity-format.ts';
+import { formatQuantity } from '#lib/kube/quantity-format.ts';
 import { LEVEL_0, LEVEL_1, LEVEL_2, LEVEL_3, type PrefixWriter } from './describe-writer.ts';
 
 type Optional = { optional?: boolean };

@@ -1,8 +1,8 @@
 // The text machinery of `kubectl describe` (k8s.io/kubectl/pkg/describe): a prefix writer over Go's
 // text/tabwriter set up as tabbedString does (min width 0, padding 2, no remembered widths), Go's
 // RFC1123Z times in the local zone, and the label, annotation and event blocks every describer shares.
-import { humanDuration, parseTimestamp } from '../kube/duration.ts';
-import type { CoreEvent } from '../kube/printers/events.ts';
+import { humanDuration, parseTimestamp } from '#lib/kube/duration.ts';
+import type { CoreEvent } from '#lib/kube/printers/events.ts';
 import { TabWriter } from './print-table.ts';
 
 /** Indentation levels: two spaces each. */

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import type { CoreEvent } from '../kube/printers/events.ts';
-import type { Pod } from '../kube/types.ts';
+import type { CoreEvent } from '#lib/kube/printers/events.ts';
+import type { Pod } from '#lib/kube/types.ts';
 import { type ApiClient, CliError } from './client.ts';
 import { clientFlags, runClient } from './commands.ts';
 import { describeDeviceCommand } from './describe-device.ts';

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { WebSocket } from 'ws';
-import type { Status } from '../kube/status.ts';
+import type { Status } from '#lib/kube/status.ts';
 import { CliError, statusLine } from './client.ts';
 import { clientFlags } from './commands.ts';
 import { type ConnectionFlags, resolveConnection } from './connection.ts';

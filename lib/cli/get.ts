@@ -1,5 +1,5 @@
-import type { Table } from '../kube/table.ts';
-import type { KubeObject } from '../kube/types.ts';
+import type { Table } from '#lib/kube/table.ts';
+import type { KubeObject } from '#lib/kube/types.ts';
 import { type ApiClient, CliError, TABLE_ACCEPT } from './client.ts';
 import { formatObjects, type OutputFormat } from './output.ts';
 import { noResourcesFound, TablePrinter } from './print-table.ts';

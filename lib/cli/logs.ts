@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
-import type { Pod } from '../kube/types.ts';
-import { parseRfc3339 } from '../pods/log-format.ts';
-import { DEFAULT_CONTAINER } from '../pods/log-locate.ts';
+import type { Pod } from '#lib/kube/types.ts';
+import { parseRfc3339 } from '#lib/pods/logs/format.ts';
+import { DEFAULT_CONTAINER } from '#lib/pods/logs/locate.ts';
 import { type ApiClient, CliError } from './client.ts';
 import { clientFlags, runClient } from './commands.ts';
 

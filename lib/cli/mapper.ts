@@ -1,6 +1,6 @@
 import { type Command, Option } from 'commander';
-import { VirtualMapper } from '../dmi/virtual-mapper.ts';
-import { createLogger, type LogLevel } from '../log.ts';
+import { VirtualMapper } from '#lib/dmi/virtual-mapper.ts';
+import { createLogger, type LogLevel } from '#lib/log.ts';
 
 /** `outpost mapper virtual`: the reference DMI mapper, simulated thermometers for the `virtual` protocol. */
 export function addMapper(program: Command): void {

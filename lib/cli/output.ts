@@ -1,7 +1,7 @@
 import { stringify } from 'yaml';
-import { customColumnsRows, parseCustomColumns } from '../kube/custom-columns.ts';
-import { compileJsonPath } from '../kube/jsonpath.ts';
-import type { KubeObject } from '../kube/types.ts';
+import { customColumnsRows, parseCustomColumns } from '#lib/kube/custom-columns.ts';
+import { compileJsonPath } from '#lib/kube/jsonpath.ts';
+import type { KubeObject } from '#lib/kube/types.ts';
 import { CliError } from './client.ts';
 import { TabWriter } from './print-table.ts';
 

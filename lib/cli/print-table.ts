@@ -1,6 +1,6 @@
 // Renders a meta.k8s.io/v1 Table the way kubectl's human-readable printer does (cli-runtime
 // HumanReadablePrinter over liggitt/tabwriter), so `outpost get` output is byte-for-byte kubectl's.
-import type { Table, TableColumnDefinition, TableRow } from '../kube/table.ts';
+import type { Table, TableColumnDefinition, TableRow } from '#lib/kube/table.ts';
 
 /** The `kubectl get` flags that shape human-readable output. */
 export interface PrintOptions {

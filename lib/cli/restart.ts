@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { RestartResult } from '../pods/restart.ts';
+import type { RestartResult } from '#lib/pods/worker/restart.ts';
 import { type ApiClient, CliError } from './client.ts';
 import { clientFlags, runClient } from './commands.ts';
 import type { Io } from './get.ts';

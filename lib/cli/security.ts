@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
-import { isRole } from '../auth/roles.ts';
-import { createToken } from '../auth/tokens.ts';
-import type { AuditRecord } from '../store/audit.ts';
+import { isRole } from '#lib/auth/roles.ts';
+import { createToken } from '#lib/auth/tokens.ts';
+import type { AuditRecord } from '#lib/store/audit.ts';
 import { CliError } from './client.ts';
 import { clientFlags, runClient } from './commands.ts';
 import { TabWriter } from './print-table.ts';

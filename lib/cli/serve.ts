@@ -1,11 +1,11 @@
 // `outpost serve`: the node agent as a process. Exits 0 after SIGTERM/SIGINT once shut down
 // gracefully, or with a module's FatalError code (never restartable configuration codes 2/3 are
 // raised before anything runs; see lib/supervisor/exit-codes.ts).
-import { type Agent, startAgent } from '../agent.ts';
-import { resolveServeConfig } from '../config.ts';
-import { createLogger, type Logger } from '../log.ts';
-import { ExitCode, type FatalError } from '../supervisor/exit-codes.ts';
-import type { SignalSource } from '../supervisor/process.ts';
+import { type Agent, startAgent } from '#lib/agent.ts';
+import { resolveServeConfig } from '#lib/config.ts';
+import { createLogger, type Logger } from '#lib/log.ts';
+import { ExitCode, type FatalError } from '#lib/supervisor/exit-codes.ts';
+import type { SignalSource } from '#lib/supervisor/process.ts';
 
 export interface ServeOptions {
   /** Ends the process (default process.exit); tests pass their own. */

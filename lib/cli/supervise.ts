@@ -1,9 +1,9 @@
 // `outpost supervise -- <serve flags>`: keeps `outpost serve` running on boards without systemd
 // (see docs/health.md for which to use). The child is this same entry file run by this same node,
 // so a bundled install supervises the bundle and a source checkout (tsx) supervises the source.
-import { createLogger, type LogLevel } from '../log.ts';
-import type { BackoffOptions } from '../supervisor/backoff.ts';
-import { superviseProcess } from '../supervisor/process.ts';
+import { createLogger, type LogLevel } from '#lib/log.ts';
+import type { BackoffOptions } from '#lib/supervisor/backoff.ts';
+import { superviseProcess } from '#lib/supervisor/process.ts';
 
 /** The command line of `outpost serve <serveArgs>` with this process's node, flags and entry file. */
 export function serveCommandLine(serveArgs: readonly string[]): { command: string; args: string[] } {

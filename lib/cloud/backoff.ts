@@ -1,7 +1,7 @@
 // Reconnect timing as pure math: 0.5 s doubling to at most 5 s, jittered so that a fleet cut off
 // together does not come back in lockstep (issue 22: no reconnect storm). The cap includes the
 // jitter, so a node is back within 5 s of the API server answering again.
-import { backoffDelay } from '../supervisor/backoff.ts';
+import { backoffDelay } from '#lib/supervisor/backoff.ts';
 
 export const RECONNECT = { initialMs: 500, factor: 2, maxMs: 5_000 } as const;
 

@@ -6,8 +6,8 @@
 import type { Readable } from 'node:stream';
 import { KubeConfig } from '@kubernetes/client-node';
 import { Agent, type Dispatcher, request } from 'undici';
-import type { Clock } from '../clock.ts';
-import type { Logger } from '../log.ts';
+import type { Clock } from '#lib/clock.ts';
+import type { Logger } from '#lib/log.ts';
 import { CloudLink } from './link.ts';
 
 /** A Kubernetes `Status` answer (or any HTTP error) from the API server. */

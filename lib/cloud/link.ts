@@ -1,6 +1,6 @@
 // The state of the link to the API server: online while requests get answers, offline from the
 // first failed request, watch or lease renewal until the reconnector gets an answer again.
-import type { Clock } from '../clock.ts';
+import type { Clock } from '#lib/clock.ts';
 
 export type LinkState = 'online' | 'offline';
 

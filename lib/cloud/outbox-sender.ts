@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
-import type { Pod } from '../kube/types.ts';
-import type { Logger } from '../log.ts';
-import type { Store } from '../store/index.ts';
-import type { Event } from '../store/events.ts';
-import type { OutboxEntry } from '../store/outbox.ts';
-import { markUploaded, type OutboxPodRef, type OutboxStatus } from '../store/pods.ts';
+import type { Pod } from '#lib/kube/types.ts';
+import type { Logger } from '#lib/log.ts';
+import type { Event } from '#lib/store/events.ts';
+import type { Store } from '#lib/store/index.ts';
+import type { OutboxEntry } from '#lib/store/outbox.ts';
+import { markUploaded, type OutboxPodRef, type OutboxStatus } from '#lib/store/pods.ts';
 import {
   type ApiRequest,
   type ApiResponse,

@@ -2,10 +2,11 @@ import type { ChannelOptions } from '@grpc/grpc-js';
 import { Client, credentials, status as GrpcStatus } from '@grpc/grpc-js';
 import type { ServiceDefinition } from '@grpc/proto-loader';
 import { fromJSON } from '@grpc/proto-loader';
-import { unaryCall } from '../grpc/unary.ts';
-import { notFound, unavailable } from '../kube/status.ts';
+import { isGrpcError } from '#lib/grpc/errors.ts';
+import { unaryCall } from '#lib/grpc/unary.ts';
+import { notFound, unavailable } from '#lib/kube/status.ts';
 import type { CriCallContext } from './errors.ts';
-import { isGrpcError, toStatusError } from './errors.ts';
+import { toStatusError } from './errors.ts';
 import { descriptor } from './proto.gen.ts';
 import type * as T from './types.ts';
 

@@ -1,5 +1,5 @@
-import type { ServiceError } from '@grpc/grpc-js';
 import { status as GrpcStatus } from '@grpc/grpc-js';
+import { isGrpcError } from '#lib/grpc/errors.ts';
 import {
   badRequest,
   conflict,
@@ -9,7 +9,7 @@ import {
   StatusError,
   timeout,
   unavailable,
-} from '../kube/status.ts';
+} from '#lib/kube/status.ts';
 
 /** What a failed CRI call was about, so the Status error can name it. */
 export interface CriCallContext {
@@ -22,10 +22,6 @@ export interface CriCallContext {
   /** The deadline the call had, for the timeout message. */
   timeoutMs?: number;
 }
-
-/** Whether a value is an error grpc-js produced for a finished call. */
-export const isGrpcError = (e: unknown): e is ServiceError =>
-  e instanceof Error && typeof (e as Partial<ServiceError>).code === 'number' && 'details' in e;
 
 /** Translates a failed CRI call into the Status error Outpost's API renders. */
 export function toStatusError(err: unknown, ctx: CriCallContext): StatusError {

@@ -1,4 +1,4 @@
-import type { EventStore } from '../store/events.ts';
+import type { EventStore } from '#lib/store/events.ts';
 import { DEVICE_API_VERSION, type Device, type Twin } from './types.ts';
 
 /** States a mapper reports for a device that is not working (mapper framework's status values). */

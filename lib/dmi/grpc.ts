@@ -10,9 +10,9 @@ import {
 } from '@grpc/grpc-js';
 import type { ServiceDefinition } from '@grpc/proto-loader';
 import { fromJSON } from '@grpc/proto-loader';
-import { isGrpcError } from '../cri/errors.ts';
-import { internal, isStatusError, StatusError, timeout, unavailable } from '../kube/status.ts';
-import type { Logger } from '../log.ts';
+import { isGrpcError } from '#lib/grpc/errors.ts';
+import { internal, isStatusError, StatusError, timeout, unavailable } from '#lib/kube/status.ts';
+import type { Logger } from '#lib/log.ts';
 import { descriptor } from './proto.gen.ts';
 
 // camelCase fields (fixed by the generator), int64 as strings, every field present, unset messages null.

@@ -1,5 +1,5 @@
 import { Client, credentials } from '@grpc/grpc-js';
-import { unaryCall } from '../grpc/unary.ts';
+import { unaryCall } from '#lib/grpc/unary.ts';
 import { managerService, unixTarget } from './grpc.ts';
 import type { PbDevice, PbDeviceModel, PbTwin } from './types.ts';
 

@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
-import { conflict, notFound, type StatusCause, StatusError, unavailable } from '../kube/status.ts';
-import type { Logger } from '../log.ts';
-import type { Store } from '../store/index.ts';
+import { conflict, notFound, type StatusCause, StatusError, unavailable } from '#lib/kube/status.ts';
+import type { Logger } from '#lib/log.ts';
+import type { Store } from '#lib/store/index.ts';
 import { deviceToPb, modelToPb, twinsFromPb } from './convert.ts';
 import { desiredChanges, deviceEvent, observedEvents, stateEvent } from './events.ts';
 import { DmiError } from './grpc.ts';

@@ -1,6 +1,6 @@
 import { Client, credentials } from '@grpc/grpc-js';
-import { unaryCall } from '../grpc/unary.ts';
-import { unavailable } from '../kube/status.ts';
+import { unaryCall } from '#lib/grpc/unary.ts';
+import { unavailable } from '#lib/kube/status.ts';
 import { deviceToPb, modelToPb } from './convert.ts';
 import { mapperError, mapperService, unixTarget } from './grpc.ts';
 import type { Device, DeviceModel, PbDevice } from './types.ts';

@@ -1,9 +1,9 @@
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import type { Clock } from '../clock.ts';
-import type { Logger } from '../log.ts';
-import type { Store } from '../store/index.ts';
-import type { ModuleContext } from '../supervisor/modules.ts';
+import type { Clock } from '#lib/clock.ts';
+import type { Logger } from '#lib/log.ts';
+import type { Store } from '#lib/store/index.ts';
+import type { ModuleContext } from '#lib/supervisor/modules.ts';
 import { DeviceManager } from './manager.ts';
 import { DeviceReconciler } from './reconciler.ts';
 import { MapperRegistry } from './registry.ts';

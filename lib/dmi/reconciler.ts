@@ -1,9 +1,9 @@
-import { type Clock, systemClock, type Timer } from '../clock.ts';
-import { StatusError } from '../kube/status.ts';
-import type { Logger } from '../log.ts';
-import type { Store } from '../store/index.ts';
-import type { MapperRecord } from '../store/mappers.ts';
-import type { WatchEvent } from '../store/watch-hub.ts';
+import { type Clock, systemClock, type Timer } from '#lib/clock.ts';
+import { StatusError } from '#lib/kube/status.ts';
+import type { Logger } from '#lib/log.ts';
+import type { Store } from '#lib/store/index.ts';
+import type { MapperRecord } from '#lib/store/mappers.ts';
+import type { WatchEvent } from '#lib/store/watch-hub.ts';
 import { deviceEvent } from './events.ts';
 import type { MapperClient } from './mapper-client.ts';
 import type { MapperRegistry } from './registry.ts';

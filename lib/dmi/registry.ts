@@ -1,5 +1,5 @@
-import type { Logger } from '../log.ts';
-import type { MapperRecord, MapperState, MapperStore } from '../store/mappers.ts';
+import type { Logger } from '#lib/log.ts';
+import type { MapperRecord, MapperState, MapperStore } from '#lib/store/mappers.ts';
 import { MapperClient } from './mapper-client.ts';
 
 export interface RegistryOptions {

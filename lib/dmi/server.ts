@@ -1,6 +1,6 @@
 import { rmSync } from 'node:fs';
 import { Server, ServerCredentials, type UntypedServiceImplementation } from '@grpc/grpc-js';
-import type { Logger } from '../log.ts';
+import type { Logger } from '#lib/log.ts';
 import { managerService, unary, unixTarget } from './grpc.ts';
 import type { DeviceManager } from './manager.ts';
 import { prepareSocket } from './socket.ts';

@@ -1,8 +1,8 @@
 // What the API server (CRD schema) and edgecore (dtcommon.ValidateValue) check on devices and models,
 // plus the checks against the device's model that only the node can make: a desired value must fit
 // the property's type, range and access mode.
-import type { StatusCause } from '../kube/status.ts';
-import { checkDnsLabel, checkDnsSubdomain } from '../kube/validate.ts';
+import type { StatusCause } from '#lib/kube/status.ts';
+import { checkDnsLabel, checkDnsSubdomain } from '#lib/kube/validate.ts';
 import { DEVICE_API_VERSION, type Device, type DeviceModel, type ModelProperty } from './types.ts';
 
 const TYPES = ['INT', 'FLOAT', 'DOUBLE', 'STRING', 'BOOLEAN', 'BYTES', 'STREAM'];

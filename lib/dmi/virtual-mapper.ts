@@ -5,7 +5,7 @@
 import { rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Server, ServerCredentials, type ServiceError } from '@grpc/grpc-js';
-import type { Logger } from '../log.ts';
+import type { Logger } from '#lib/log.ts';
 import { deviceFromPb, modelFromPb } from './convert.ts';
 import { DmiError, mapperService, unary, unixTarget } from './grpc.ts';
 import { ManagerClient } from './manager-client.ts';

@@ -1,6 +1,6 @@
-import type { AppContext } from '../http/env.ts';
-import { badRequest } from '../kube/status.ts';
-import { type RunningContainer, requireRuntime } from '../pods/find-container.ts';
+import type { AppContext } from '#lib/http/env.ts';
+import { badRequest } from '#lib/kube/status.ts';
+import { type RunningContainer, requireRuntime } from '#lib/pods/runtime/find-container.ts';
 import {
   CHANNEL_PROTOCOLS,
   chooseProtocol,

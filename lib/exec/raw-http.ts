@@ -2,7 +2,7 @@
 // ServerResponse exists: every answer is written by hand and closes the connection.
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { StatusError } from '../kube/status.ts';
+import type { StatusError } from '#lib/kube/status.ts';
 
 // Framing headers are rewritten: the body is sent whole and the connection closed after it.
 const FRAMING = new Set(['connection', 'content-length', 'transfer-encoding', 'keep-alive', 'upgrade']);

@@ -1,8 +1,8 @@
 // Commands run to completion for scripts (`POST /pods/{ns}/{name}/exec`, keadm's non-TTY exec):
 // CRI ExecSync when there is no input, the streaming path (SPDY, whose stdin can end) when there is.
-import type { CriClient } from '../cri/client.ts';
-import { badRequest, internal, isStatusError, type StatusError, timeout } from '../kube/status.ts';
-import type { RunningContainer } from '../pods/find-container.ts';
+import type { CriClient } from '#lib/cri/client.ts';
+import { badRequest, internal, isStatusError, type StatusError, timeout } from '#lib/kube/status.ts';
+import type { RunningContainer } from '#lib/pods/runtime/find-container.ts';
 import type { ExecOptions } from './options.ts';
 import { exitCodeOf, parseStatus } from './status.ts';
 import type { ExecSession } from './upgrade.ts';

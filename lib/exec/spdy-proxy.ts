@@ -1,6 +1,6 @@
 import { type IncomingMessage, request } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { StatusError, unavailable } from '../kube/status.ts';
+import { StatusError, unavailable } from '#lib/kube/status.ts';
 import { endWith, endWithStatus, httpHead } from './raw-http.ts';
 
 // Rebuilt for the runtime's own connection, or none of its business.

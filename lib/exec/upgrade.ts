@@ -2,7 +2,7 @@
 // sockets (ws-node.ts): a handler checks an upgrade request like any other request, then hands the
 // adapter a plan; the adapter switches protocols and runs it. Without an adapter (app.request in
 // tests, another runtime) there is no upgrader and the handler answers a Status instead.
-import type { AppContext } from '../http/env.ts';
+import type { AppContext } from '#lib/http/env.ts';
 import type { ChannelProtocol } from './options.ts';
 
 /** The key under which the adapter puts its upgrader into the request's env (Hono `c.env`). */

@@ -1,8 +1,8 @@
 // The runtime side of an exec session: containerd's CRI streaming server, spoken to in channel
 // terms (1 stdout, 2 stderr, 3 status) whatever the wire protocol.
 import { WebSocket } from 'ws';
-import { dialSpdy } from '../spdy/dial.ts';
-import type { SpdySession, SpdyStream } from '../spdy/session.ts';
+import { dialSpdy } from '#lib/spdy/dial.ts';
+import type { SpdySession, SpdyStream } from '#lib/spdy/session.ts';
 import type { ExecSession } from './upgrade.ts';
 
 export const STDIN = 0;

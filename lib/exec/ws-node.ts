@@ -5,7 +5,7 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
-import { internal } from '../kube/status.ts';
+import { internal } from '#lib/kube/status.ts';
 import { endWithResponse, endWithStatus } from './raw-http.ts';
 import { type RelayLogger, relayExec } from './relay.ts';
 import { proxySpdy } from './spdy-proxy.ts';

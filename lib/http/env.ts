@@ -1,13 +1,13 @@
 import type { Context } from 'hono';
-import type { AuthConfig } from '../auth/authenticate.ts';
-import type { Principal } from '../auth/roles.ts';
-import type { CriClient } from '../cri/client.ts';
-import type { DeviceManager } from '../dmi/manager.ts';
-import type { Logger } from '../log.ts';
-import type { Metrics } from '../metrics.ts';
-import type { RestartRequests } from '../pods/restart-requests.ts';
-import type { Store } from '../store/index.ts';
-import type { ModuleSnapshot } from '../supervisor/modules.ts';
+import type { AuthConfig } from '#lib/auth/authenticate.ts';
+import type { Principal } from '#lib/auth/roles.ts';
+import type { CriClient } from '#lib/cri/client.ts';
+import type { DeviceManager } from '#lib/dmi/manager.ts';
+import type { Logger } from '#lib/log.ts';
+import type { Metrics } from '#lib/metrics.ts';
+import type { RestartRequests } from '#lib/pods/worker/restart-requests.ts';
+import type { Store } from '#lib/store/index.ts';
+import type { ModuleSnapshot } from '#lib/supervisor/modules.ts';
 import type { Limits } from './limits.ts';
 
 /** Everything a route handler may use; built by `bin/outpost.ts`, replaced by tests. */

@@ -1,7 +1,7 @@
 import { zValidator } from '@hono/zod-validator';
 import { createFactory } from 'hono/factory';
 import type { z } from 'zod';
-import { badRequest, StatusError } from '../kube/status.ts';
+import { badRequest, StatusError } from '#lib/kube/status.ts';
 import type { AppEnv } from './env.ts';
 
 /** Route files build their handlers with this factory so `c.var` and validated input are typed. */

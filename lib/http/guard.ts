@@ -1,8 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 import { createMiddleware } from 'hono/factory';
-import { type AuthConfig, authorize, identify } from '../auth/authenticate.ts';
-import type { Principal } from '../auth/roles.ts';
-import { StatusError, tooLarge } from '../kube/status.ts';
+import { type AuthConfig, authorize, identify } from '#lib/auth/authenticate.ts';
+import type { Principal } from '#lib/auth/roles.ts';
+import { StatusError, tooLarge } from '#lib/kube/status.ts';
 import type { AppEnv } from './env.ts';
 
 const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);

@@ -1,4 +1,4 @@
-import { type HealthzKind, renderModuleHealthz } from '../supervisor/healthz.ts';
+import { type HealthzKind, renderModuleHealthz } from '#lib/supervisor/healthz.ts';
 import type { AppContext } from './env.ts';
 
 /** `/healthz`, `/livez`, `/readyz` in the Kubernetes healthz text format, from the module states. */

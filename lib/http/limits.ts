@@ -1,4 +1,4 @@
-import { tooManyRequests } from '../kube/status.ts';
+import { tooManyRequests } from '#lib/kube/status.ts';
 
 /** Caps how many long-lived streams of one kind (exec sessions, followed logs) run at once. */
 export class Gate {

@@ -1,10 +1,10 @@
 import { stream } from 'hono/streaming';
 import { z } from 'zod';
-import { parseFieldSelector, parseLabelSelector, requiredEquals } from '../kube/selectors.ts';
-import { badRequest, gone } from '../kube/status.ts';
-import { type IncludeObject, parseIncludeObject, type Table, type ToTableOptions } from '../kube/table.ts';
-import type { KubeObject } from '../kube/types.ts';
-import type { WatchEvent } from '../store/watch-hub.ts';
+import { parseFieldSelector, parseLabelSelector, requiredEquals } from '#lib/kube/selectors.ts';
+import { badRequest, gone } from '#lib/kube/status.ts';
+import { type IncludeObject, parseIncludeObject, type Table, type ToTableOptions } from '#lib/kube/table.ts';
+import type { KubeObject } from '#lib/kube/types.ts';
+import type { WatchEvent } from '#lib/store/watch-hub.ts';
 import type { AppContext } from './env.ts';
 import { wantsTable } from './negotiate.ts';
 

@@ -1,6 +1,6 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import { matchedRoutes } from 'hono/route';
-import type { Metrics } from '../metrics.ts';
+import type { Metrics } from '#lib/metrics.ts';
 import type { AppEnv } from './env.ts';
 
 /**

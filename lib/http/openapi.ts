@@ -2,7 +2,7 @@
 // client unless the server's OpenAPI says a PATCH takes the `fieldValidation` query parameter, and
 // with no OpenAPI at all it refuses the edit ("... is invalid"). Outpost publishes a document per
 // group version that declares the operations it serves on its writable resources.
-import { DEVICE_GROUP, DEVICE_VERSION } from '../dmi/types.ts';
+import { DEVICE_GROUP, DEVICE_VERSION } from '#lib/kube/devices.ts';
 
 /** The group versions with a document, by their `/openapi/v3` path key. */
 export const OPENAPI_GROUP_VERSIONS = [`apis/${DEVICE_GROUP}/${DEVICE_VERSION}`];

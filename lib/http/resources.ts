@@ -1,8 +1,8 @@
-import { type CoreEvent, eventTable } from '../kube/printers/events.ts';
-import { podTable } from '../kube/printers/pods.ts';
-import { eventFieldSelectorFields, podFieldSelectorFields } from '../kube/selectors.ts';
-import type { Pod } from '../kube/types.ts';
-import type { Store } from '../store/index.ts';
+import { type CoreEvent, eventTable } from '#lib/kube/printers/events.ts';
+import { podTable } from '#lib/kube/printers/pods.ts';
+import { eventFieldSelectorFields, podFieldSelectorFields } from '#lib/kube/selectors.ts';
+import type { Pod } from '#lib/kube/types.ts';
+import type { Store } from '#lib/store/index.ts';
 import type { Listable } from './list.ts';
 
 /** Pods as a listable resource: paginated in (namespace, name) order, namespace pushed into SQL. */

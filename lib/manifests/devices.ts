@@ -1,10 +1,11 @@
 // Device and DeviceModel manifests (devices.kubeedge.io/v1beta1) beside the pods: checked, applied
 // with their live edits kept (see CrdStore.apply), removed when their manifest is gone. The DMI
 // reconciler pushes the changes to the mappers.
-import { DEVICE_API_VERSION, type Device, type DeviceModel } from '../dmi/types.ts';
-import { validateDevice, validateModel } from '../dmi/validate.ts';
-import type { KubeObject } from '../kube/types.ts';
-import type { Store } from '../store/index.ts';
+
+import { validateDevice, validateModel } from '#lib/dmi/validate.ts';
+import { DEVICE_API_VERSION, type Device, type DeviceModel } from '#lib/kube/devices.ts';
+import type { KubeObject } from '#lib/kube/types.ts';
+import type { Store } from '#lib/store/index.ts';
 
 export const DEVICE_KINDS = new Set(['Device', 'DeviceModel']);
 

@@ -1,5 +1,5 @@
 import { LineCounter, parseAllDocuments } from 'yaml';
-import type { KubeObject } from '../kube/types.ts';
+import type { KubeObject } from '#lib/kube/types.ts';
 
 export interface ManifestProblem {
   file: string;

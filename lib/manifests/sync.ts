@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { type FSWatcher, readdirSync, readFileSync, statSync, watch } from 'node:fs';
 import { join } from 'node:path';
-import type { KubeObject, Pod } from '../kube/types.ts';
-import type { Logger } from '../log.ts';
-import { defaultPod, validatePod } from '../pods/defaults.ts';
-import type { Store } from '../store/index.ts';
+import type { KubeObject, Pod } from '#lib/kube/types.ts';
+import type { Logger } from '#lib/log.ts';
+import { defaultPod, validatePod } from '#lib/pods/spec/defaults.ts';
+import type { Store } from '#lib/store/index.ts';
 import { applyDeviceManifest, DEVICE_KINDS, deviceManifestProblem, removeStaleDevices } from './devices.ts';
 import { type ManifestProblem, parseManifest } from './parse.ts';
 

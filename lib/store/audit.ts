@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import type { Metabase } from '../../db/open.ts';
+import type { Metabase } from '#db/open.ts';
 
 export interface AuditRecord {
   id: number;

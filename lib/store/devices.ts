@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
-import type { Metabase } from '../../db/open.ts';
-import { DEVICE_API_VERSION, type Device, type DeviceModel, type Twin } from '../dmi/types.ts';
+import type { Metabase } from '#db/open.ts';
+import { DEVICE_API_VERSION, type Device, type DeviceModel, type Twin } from '#lib/kube/devices.ts';
 import { CrdStore } from './crd.ts';
 import type { ResourceVersions } from './resource-version.ts';
 import type { WatchHub } from './watch-hub.ts';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type Database from 'better-sqlite3';
-import type { Metabase } from '../../db/open.ts';
-import type { KubeObject } from '../kube/types.ts';
+import type { Metabase } from '#db/open.ts';
+import type { KubeObject } from '#lib/kube/types.ts';
 import type { OutboxStore } from './outbox.ts';
 import type { ResourceVersions } from './resource-version.ts';
 import type { WatchHub } from './watch-hub.ts';

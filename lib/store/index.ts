@@ -1,4 +1,4 @@
-import type { Metabase } from '../../db/open.ts';
+import type { Metabase } from '#db/open.ts';
 import { AuditStore } from './audit.ts';
 import { DeviceModelStore, DeviceStore } from './devices.ts';
 import { EventStore } from './events.ts';

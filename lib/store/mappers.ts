@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import type { Metabase } from '../../db/open.ts';
+import type { Metabase } from '#db/open.ts';
 
 /** What the node knows of a mapper: its registration and whether its socket answered last time. */
 export interface MapperRecord {

@@ -1,4 +1,4 @@
-import type { Namespace } from '../kube/printers/namespaces.ts';
+import type { Namespace } from '#lib/kube/printers/namespaces.ts';
 import type { Store } from './index.ts';
 
 /**

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import type Database from 'better-sqlite3';
-import type { Metabase } from '../../db/open.ts';
-import type { KubeObject } from '../kube/types.ts';
+import type { Metabase } from '#db/open.ts';
+import type { KubeObject } from '#lib/kube/types.ts';
 import type { Source } from './pods.ts';
 import type { ResourceVersions } from './resource-version.ts';
 import type { WatchHub } from './watch-hub.ts';

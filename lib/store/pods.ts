@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import type Database from 'better-sqlite3';
-import type { Metabase } from '../../db/open.ts';
-import { applyStrategicMergePatch, podSchema } from '../kube/strategic-merge.ts';
-import type { Pod, PodStatus } from '../kube/types.ts';
+import type { Metabase } from '#db/open.ts';
+import { applyStrategicMergePatch, podSchema } from '#lib/kube/strategic-merge.ts';
+import type { Pod, PodStatus } from '#lib/kube/types.ts';
 import type { OutboxStore } from './outbox.ts';
 import type { ResourceVersions } from './resource-version.ts';
 import type { WatchHub } from './watch-hub.ts';

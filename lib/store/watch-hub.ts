@@ -1,4 +1,4 @@
-import { gone } from '../kube/status.ts';
+import { gone } from '#lib/kube/status.ts';
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 

@@ -1,7 +1,7 @@
 // In-process module supervisor: BeeHive's restart policies and backoff, plus what BeeHive lacks:
 // failures from a module's own callbacks (ctx.fail), health checks, a reset after a healthy run,
 // per-module state for /readyz and metrics, and a FatalError path instead of os.Exit in a module.
-import { type Clock, systemClock, type Timer, withTimeout } from '../clock.ts';
+import { type Clock, systemClock, type Timer, withTimeout } from '#lib/clock.ts';
 import {
   BACKOFF_DEFAULTS,
   type BackoffCurve,

@@ -3,7 +3,7 @@
 // those (and exit 0) end supervision; SIGTERM/SIGINT are forwarded and end it with the child's code.
 import { type ChildProcess, spawn as nodeSpawn } from 'node:child_process';
 import { constants } from 'node:os';
-import { type Clock, systemClock, type Timer } from '../clock.ts';
+import { type Clock, systemClock, type Timer } from '#lib/clock.ts';
 import { type BackoffOptions, initialBackoffState, nextBackoff } from './backoff.ts';
 import { CONFIG_EXIT_CODES } from './exit-codes.ts';
 import type { Logger } from './modules.ts';

@@ -1,5 +1,5 @@
-import { factory } from '../../lib/http/factory.ts';
-import { NO_CACHE } from '../../lib/http/negotiate.ts';
+import { factory } from '#lib/http/factory.ts';
+import { NO_CACHE } from '#lib/http/negotiate.ts';
 
 /** Legacy discovery: the core group's versions. */
 export const GET = factory.createHandlers((c) =>

@@ -1,6 +1,6 @@
-import { apiGroups } from '../../lib/http/discovery.ts';
-import { factory } from '../../lib/http/factory.ts';
-import { NO_CACHE } from '../../lib/http/negotiate.ts';
+import { apiGroups } from '#lib/http/discovery.ts';
+import { factory } from '#lib/http/factory.ts';
+import { NO_CACHE } from '#lib/http/negotiate.ts';
 
 /** Legacy discovery of the named API groups. */
 export const GET = factory.createHandlers((c) =>

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { factory, query } from '../../lib/http/factory.ts';
+import { factory, query } from '#lib/http/factory.ts';
 
 const auditQuery = z.object({
   limit: z.coerce.number().int().min(1).max(10_000).optional(),

@@ -1,5 +1,5 @@
-import { factory } from '../../lib/http/factory.ts';
-import { openApiV2 } from '../../lib/http/openapi.ts';
+import { factory } from '#lib/http/factory.ts';
+import { openApiV2 } from '#lib/http/openapi.ts';
 
 /** OpenAPI v2 for kubectl 1.27/1.28 (protobuf) and other clients (JSON). */
 export const GET = factory.createHandlers((c) => {

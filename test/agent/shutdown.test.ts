@@ -8,9 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { openMetabase } from '../../db/open.ts';
-import type { Pod } from '../../lib/kube/types.ts';
-import { createStore } from '../../lib/store/index.ts';
+import { openMetabase } from '#db/open.ts';
+import type { Pod } from '#lib/kube/types.ts';
+import { createStore } from '#lib/store/index.ts';
 import { startTestAgent } from '../helpers/agent.ts';
 
 const PODS = 300;

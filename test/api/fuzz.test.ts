@@ -2,7 +2,7 @@
 import { connect } from 'node:net';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { METHODS } from '../../lib/app.ts';
+import { METHODS } from '#lib/app.ts';
 import { routes } from '../../routes/_table.gen.ts';
 import { startTestAgent } from '../helpers/agent.ts';
 import { testApp } from '../helpers/app.ts';

@@ -6,11 +6,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { openMetabase } from '../../db/open.ts';
-import { status } from '../../lib/cli/status.ts';
-import type { Pod } from '../../lib/kube/types.ts';
-import { RUNTIME_REACHABLE } from '../../lib/pods/runtime-reachability.ts';
-import { createStore } from '../../lib/store/index.ts';
+import { openMetabase } from '#db/open.ts';
+import { status } from '#lib/cli/status.ts';
+import type { Pod } from '#lib/kube/types.ts';
+import { RUNTIME_REACHABLE } from '#lib/pods/runtime/reachability.ts';
+import { createStore } from '#lib/store/index.ts';
 import { startTestAgent } from '../helpers/agent.ts';
 import { freePort } from '../helpers/outpost-process.ts';
 

@@ -4,15 +4,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { openMetabase } from '../../db/open.ts';
-import { createApp } from '../../lib/app.ts';
-import { ManualClock, settle } from '../../lib/clock.ts';
-import { CriClient } from '../../lib/cri/client.ts';
-import type { Pod } from '../../lib/kube/types.ts';
-import { silentLogger } from '../../lib/log.ts';
-import { createMetrics, timeMetabaseWrites } from '../../lib/metrics.ts';
-import { createStore } from '../../lib/store/index.ts';
-import { Supervisor } from '../../lib/supervisor/modules.ts';
+import { openMetabase } from '#db/open.ts';
+import { createApp } from '#lib/app.ts';
+import { ManualClock, settle } from '#lib/clock.ts';
+import { CriClient } from '#lib/cri/client.ts';
+import type { Pod } from '#lib/kube/types.ts';
+import { silentLogger } from '#lib/log.ts';
+import { createMetrics, timeMetabaseWrites } from '#lib/metrics.ts';
+import { createStore } from '#lib/store/index.ts';
+import { Supervisor } from '#lib/supervisor/modules.ts';
 import { testApp } from '../helpers/app.ts';
 
 function setup() {

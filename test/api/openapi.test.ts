@@ -2,10 +2,10 @@
 import protobuf from 'protobufjs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { openMetabase } from '../../db/open.ts';
-import { createApp } from '../../lib/app.ts';
-import { silentLogger } from '../../lib/log.ts';
-import { createStore } from '../../lib/store/index.ts';
+import { openMetabase } from '#db/open.ts';
+import { createApp } from '#lib/app.ts';
+import { silentLogger } from '#lib/log.ts';
+import { createStore } from '#lib/store/index.ts';
 
 const app = createApp({
   store: createStore(openMetabase(':memory:'), { host: 'edge-1' }),

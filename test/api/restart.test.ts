@@ -3,15 +3,15 @@
 // lifecycle manager reads, the event, and the Status codes.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { openMetabase } from '../../db/open.ts';
-import { createApp } from '../../lib/app.ts';
-import type { CriClient } from '../../lib/cri/client.ts';
-import type { Container, ContainerFilter } from '../../lib/cri/types.ts';
-import { notFound, unavailable } from '../../lib/kube/status.ts';
-import type { Pod } from '../../lib/kube/types.ts';
-import { silentLogger } from '../../lib/log.ts';
-import { RestartRequests } from '../../lib/pods/restart-requests.ts';
-import { createStore } from '../../lib/store/index.ts';
+import { openMetabase } from '#db/open.ts';
+import { createApp } from '#lib/app.ts';
+import type { CriClient } from '#lib/cri/client.ts';
+import type { Container, ContainerFilter } from '#lib/cri/types.ts';
+import { notFound, unavailable } from '#lib/kube/status.ts';
+import type { Pod } from '#lib/kube/types.ts';
+import { silentLogger } from '#lib/log.ts';
+import { RestartRequests } from '#lib/pods/worker/restart-requests.ts';
+import { createStore } from '#lib/store/index.ts';
 
 const NOW = Date.parse('2026-03-01T10:00:00Z');
 const store = createStore(openMetabase(':memory:'), { host: 'edge-1', now: () => NOW });

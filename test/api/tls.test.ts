@@ -5,10 +5,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { startAgent } from '../../lib/agent.ts';
-import { createToken } from '../../lib/auth/tokens.ts';
-import { ConfigError, resolveServeConfig } from '../../lib/config.ts';
-import { silentLogger } from '../../lib/log.ts';
+import { startAgent } from '#lib/agent.ts';
+import { createToken } from '#lib/auth/tokens.ts';
+import { ConfigError, resolveServeConfig } from '#lib/config.ts';
+import { silentLogger } from '#lib/log.ts';
 import { outpost, run, startTestAgent, type TestAgent } from '../helpers/agent.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'outpost-tls-'));

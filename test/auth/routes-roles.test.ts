@@ -5,11 +5,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { METHODS } from '../../lib/app.ts';
-import { requiredRole } from '../../lib/auth/policy.ts';
-import { allows, ROLES } from '../../lib/auth/roles.ts';
-import { createToken, TokenTable } from '../../lib/auth/tokens.ts';
-import { silentLogger } from '../../lib/log.ts';
+import { METHODS } from '#lib/app.ts';
+import { requiredRole } from '#lib/auth/policy.ts';
+import { allows, ROLES } from '#lib/auth/roles.ts';
+import { createToken, TokenTable } from '#lib/auth/tokens.ts';
+import { silentLogger } from '#lib/log.ts';
 import { routes } from '../../routes/_table.gen.ts';
 import { testApp } from '../helpers/app.ts';
 

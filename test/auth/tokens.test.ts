@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { authorize, identify } from '../../lib/auth/authenticate.ts';
-import { requiredRole } from '../../lib/auth/policy.ts';
-import { createToken, hashToken, parseTokens, TokenTable } from '../../lib/auth/tokens.ts';
-import { silentLogger } from '../../lib/log.ts';
+import { authorize, identify } from '#lib/auth/authenticate.ts';
+import { requiredRole } from '#lib/auth/policy.ts';
+import { createToken, hashToken, parseTokens, TokenTable } from '#lib/auth/tokens.ts';
+import { silentLogger } from '#lib/log.ts';
 import { assertStatus } from '../helpers/status.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'outpost-tokens-'));

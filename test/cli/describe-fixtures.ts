@@ -1,6 +1,6 @@
 // Pods and events that exercise every branch of the describe formatter; kubectl must print them the
 // same way (test/cli/describe.test.ts compares the two).
-import type { Pod, PodStatus } from '../../lib/kube/types.ts';
+import type { Pod, PodStatus } from '#lib/kube/types.ts';
 
 export const NS = 'describe-test';
 

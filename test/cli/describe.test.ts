@@ -2,13 +2,13 @@
 // socket describing the same pods, whose output `outpost describe` must equal (ages aside).
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ApiClient } from '../../lib/cli/client.ts';
-import { describe } from '../../lib/cli/describe.ts';
-import { describePod } from '../../lib/cli/describe-pod.ts';
-import { describeEvents, PrefixWriter, rfc1123z } from '../../lib/cli/describe-writer.ts';
-import type { CoreEvent } from '../../lib/kube/printers/events.ts';
-import { formatQuantity } from '../../lib/kube/quantity-format.ts';
-import type { Pod } from '../../lib/kube/types.ts';
+import { ApiClient } from '#lib/cli/client.ts';
+import { describe } from '#lib/cli/describe.ts';
+import { describePod } from '#lib/cli/describe-pod.ts';
+import { describeEvents, PrefixWriter, rfc1123z } from '#lib/cli/describe-writer.ts';
+import type { CoreEvent } from '#lib/kube/printers/events.ts';
+import { formatQuantity } from '#lib/kube/quantity-format.ts';
+import type { Pod } from '#lib/kube/types.ts';
 import { kubectl, startTestAgent, type TestAgent } from '../helpers/agent.ts';
 import { NS, richPod, terminatingPod } from './describe-fixtures.ts';
 

@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { parseGoDuration } from '../../lib/cli/logs.ts';
+import { parseGoDuration } from '#lib/cli/logs.ts';
 
 test('parseGoDuration reads what kubectl --since reads, with Go’s messages', () => {
   assert.is(parseGoDuration('5m'), 300_000);

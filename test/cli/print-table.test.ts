@@ -9,8 +9,8 @@ import {
   printTable,
   TablePrinter,
   TabWriter,
-} from '../../lib/cli/print-table.ts';
-import { column, type Table, type TableRow } from '../../lib/kube/table.ts';
+} from '#lib/cli/print-table.ts';
+import { column, type Table, type TableRow } from '#lib/kube/table.ts';
 
 const columns = [
   column('Name', 'string', '', { format: 'name' }),

@@ -8,11 +8,11 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { openMetabase, SCHEMA_VERSION } from '../../db/open.ts';
-import { serve } from '../../lib/cli/serve.ts';
-import { silentLogger } from '../../lib/log.ts';
-import { ExitCode, FatalError } from '../../lib/supervisor/exit-codes.ts';
-import type { SignalSource } from '../../lib/supervisor/process.ts';
+import { openMetabase, SCHEMA_VERSION } from '#db/open.ts';
+import { serve } from '#lib/cli/serve.ts';
+import { silentLogger } from '#lib/log.ts';
+import { ExitCode, FatalError } from '#lib/supervisor/exit-codes.ts';
+import type { SignalSource } from '#lib/supervisor/process.ts';
 import { outpost } from '../helpers/agent.ts';
 
 function inProcess() {

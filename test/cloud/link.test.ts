@@ -1,8 +1,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ManualClock } from '../../lib/clock.ts';
-import { RECONNECT, reconnectDelay } from '../../lib/cloud/backoff.ts';
-import { CloudLink } from '../../lib/cloud/link.ts';
+import { ManualClock } from '#lib/clock.ts';
+import { RECONNECT, reconnectDelay } from '#lib/cloud/backoff.ts';
+import { CloudLink } from '#lib/cloud/link.ts';
 
 test('reconnect delays start at 0.5 s, double, never pass 5 s, and are jittered', () => {
   const lo = Array.from({ length: 12 }, (_, i) => reconnectDelay(i, () => 0));

@@ -3,13 +3,13 @@
 // answered. The real API server is exercised by test/e2e/cloud-*.test.ts.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { openMetabase } from '../../db/open.ts';
-import type { ApiRequest, ApiResponse } from '../../lib/cloud/api.ts';
-import { LinkError } from '../../lib/cloud/api.ts';
-import { OutboxSender } from '../../lib/cloud/outbox-sender.ts';
-import type { Pod, PodStatus } from '../../lib/kube/types.ts';
-import { silentLogger } from '../../lib/log.ts';
-import { createStore, type Store } from '../../lib/store/index.ts';
+import { openMetabase } from '#db/open.ts';
+import type { ApiRequest, ApiResponse } from '#lib/cloud/api.ts';
+import { LinkError } from '#lib/cloud/api.ts';
+import { OutboxSender } from '#lib/cloud/outbox-sender.ts';
+import type { Pod, PodStatus } from '#lib/kube/types.ts';
+import { silentLogger } from '#lib/log.ts';
+import { createStore, type Store } from '#lib/store/index.ts';
 
 function setup(): { store: Store; uid: (name: string) => string } {
   const store = createStore(openMetabase(':memory:'), { host: 'edge-1' });

@@ -2,8 +2,9 @@ import type { ServiceError } from '@grpc/grpc-js';
 import { Metadata, status } from '@grpc/grpc-js';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { isGrpcError, toStatusError } from '../../lib/cri/errors.ts';
-import { conflict, isStatusError } from '../../lib/kube/status.ts';
+import { toStatusError } from '#lib/cri/errors.ts';
+import { isGrpcError } from '#lib/grpc/errors.ts';
+import { conflict, isStatusError } from '#lib/kube/status.ts';
 
 const endpoint = 'unix:///run/containerd/containerd.sock';
 

@@ -3,7 +3,7 @@ import type { ServiceDefinition } from '@grpc/proto-loader';
 import { fromJSON } from '@grpc/proto-loader';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { descriptor } from '../../lib/cri/proto.gen.ts';
+import { descriptor } from '#lib/cri/proto.gen.ts';
 import { generatedPath, protoPackages, renderProto } from '../../scripts/gen-proto.ts';
 
 test('every proto package has a generated descriptor that matches its .proto files', () => {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { MetabaseError, openMetabase, SCHEMA_VERSION } from '../../db/open.ts';
+import { MetabaseError, openMetabase, SCHEMA_VERSION } from '#db/open.ts';
 import { renderMigrations } from '../../scripts/gen-migrations.ts';
 
 test('the metabase is WAL with full durability and the current schema version', () => {

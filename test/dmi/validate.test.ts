@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { Device, DeviceModel } from '../../lib/dmi/types.ts';
-import { twinValueProblem, validateDevice, validateModel } from '../../lib/dmi/validate.ts';
+import { twinValueProblem, validateDevice, validateModel } from '#lib/dmi/validate.ts';
+import type { Device, DeviceModel } from '#lib/kube/devices.ts';
 
 const model: DeviceModel = {
   apiVersion: 'devices.kubeedge.io/v1beta1',

@@ -1,9 +1,9 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { fromAny, fromCustomized, toAny, toCustomized } from '../../lib/dmi/any.ts';
-import { deviceFromPb, deviceToPb } from '../../lib/dmi/convert.ts';
-import { managerService, mapperService } from '../../lib/dmi/grpc.ts';
-import type { Device, PbDevice } from '../../lib/dmi/types.ts';
+import { fromAny, fromCustomized, toAny, toCustomized } from '#lib/dmi/any.ts';
+import { deviceFromPb, deviceToPb } from '#lib/dmi/convert.ts';
+import { managerService, mapperService } from '#lib/dmi/grpc.ts';
+import type { Device, PbDevice } from '#lib/dmi/types.ts';
 
 const hex = (b: Buffer | Uint8Array) => Buffer.from(b).toString('hex');
 

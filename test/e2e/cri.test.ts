@@ -5,9 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { CriClient } from '../../lib/cri/client.ts';
-import type { ContainerConfig, ContainerStatus, PodSandboxConfig } from '../../lib/cri/types.ts';
-import { isStatusError } from '../../lib/kube/status.ts';
+import { CriClient } from '#lib/cri/client.ts';
+import type { ContainerConfig, ContainerStatus, PodSandboxConfig } from '#lib/cri/types.ts';
+import { isStatusError } from '#lib/kube/status.ts';
 import type { Lab } from '../../scripts/lab.ts';
 import { startLab } from '../../scripts/lab.ts';
 

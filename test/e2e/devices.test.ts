@@ -8,9 +8,9 @@ import { status as GrpcStatus, type ServiceError } from '@grpc/grpc-js';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { parse, stringify } from 'yaml';
-import { ManagerClient } from '../../lib/dmi/manager-client.ts';
-import type { VirtualMapper } from '../../lib/dmi/virtual-mapper.ts';
-import type { Table } from '../../lib/kube/table.ts';
+import { ManagerClient } from '#lib/dmi/manager-client.ts';
+import type { VirtualMapper } from '#lib/dmi/virtual-mapper.ts';
+import type { Table } from '#lib/kube/table.ts';
 import { kubectl, outpost, run, startTestAgent, type TestAgent } from '../helpers/agent.ts';
 import {
   api,

@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { WebSocket } from 'ws';
-import { CriClient } from '../../lib/cri/client.ts';
+import { CriClient } from '#lib/cri/client.ts';
 import { kubectl, outpost, type Run, run, startTestAgent, type TestAgent } from '../helpers/agent.ts';
 import { labOrSkip, waitFor } from '../helpers/lab.ts';
 

@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { CriClient } from '../../lib/cri/client.ts';
-import type { Pod } from '../../lib/kube/types.ts';
-import { nodeIP } from '../../lib/pods/node-ip.ts';
+import { CriClient } from '#lib/cri/client.ts';
+import type { Pod } from '#lib/kube/types.ts';
+import { nodeIP } from '#lib/pods/runtime/node-ip.ts';
 import { kubectl, startTestAgent, type TestAgent } from '../helpers/agent.ts';
 import { labOrSkip, waitFor } from '../helpers/lab.ts';
 

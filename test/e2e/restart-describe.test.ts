@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { CriClient } from '../../lib/cri/client.ts';
-import type { Pod } from '../../lib/kube/types.ts';
+import { CriClient } from '#lib/cri/client.ts';
+import type { Pod } from '#lib/kube/types.ts';
 import { kubectl, outpost, startTestAgent, type TestAgent } from '../helpers/agent.ts';
 import { labOrSkip, waitFor } from '../helpers/lab.ts';
 

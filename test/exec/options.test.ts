@@ -7,8 +7,8 @@ import {
   isSpdyUpgrade,
   isWebSocketUpgrade,
   offeredProtocols,
-} from '../../lib/exec/options.ts';
-import { exitCodeOf, parseStatus } from '../../lib/exec/status.ts';
+} from '#lib/exec/options.ts';
+import { exitCodeOf, parseStatus } from '#lib/exec/status.ts';
 import { assertBadRequest } from '../helpers/status.ts';
 
 const parse = (q: Record<string, string | string[]>) => execOptions(execQuery.parse(q));

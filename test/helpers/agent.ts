@@ -2,10 +2,10 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Agent, startAgent } from '../../lib/agent.ts';
-import { systemClock } from '../../lib/clock.ts';
-import { resolveServeConfig } from '../../lib/config.ts';
-import { silentLogger } from '../../lib/log.ts';
+import { type Agent, startAgent } from '#lib/agent.ts';
+import { systemClock } from '#lib/clock.ts';
+import { resolveServeConfig } from '#lib/config.ts';
+import { silentLogger } from '#lib/log.ts';
 
 export interface TestAgent extends Agent {
   dataDir: string;

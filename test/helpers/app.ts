@@ -1,7 +1,7 @@
-import { openMetabase } from '../../db/open.ts';
-import { type AppDeps, createApp } from '../../lib/app.ts';
-import { silentLogger } from '../../lib/log.ts';
-import { createStore, type Store } from '../../lib/store/index.ts';
+import { openMetabase } from '#db/open.ts';
+import { type AppDeps, createApp } from '#lib/app.ts';
+import { silentLogger } from '#lib/log.ts';
+import { createStore, type Store } from '#lib/store/index.ts';
 
 /** An app over an in-memory metabase, no runtime: for tests that go through app.request(). */
 export function testApp(extra: Partial<AppDeps> = {}): { app: ReturnType<typeof createApp>; store: Store } {

@@ -2,10 +2,10 @@
 // on a real unix socket, and small HTTP helpers.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Device } from '../../lib/dmi/types.ts';
-import { VirtualMapper } from '../../lib/dmi/virtual-mapper.ts';
-import type { Status } from '../../lib/kube/status.ts';
-import { silentLogger } from '../../lib/log.ts';
+import { VirtualMapper } from '#lib/dmi/virtual-mapper.ts';
+import type { Device } from '#lib/kube/devices.ts';
+import type { Status } from '#lib/kube/status.ts';
+import { silentLogger } from '#lib/log.ts';
 
 export const MODEL = `apiVersion: devices.kubeedge.io/v1beta1
 kind: DeviceModel

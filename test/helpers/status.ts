@@ -1,5 +1,5 @@
 import * as assert from 'uvu/assert';
-import { isStatusError } from '../../lib/kube/status.ts';
+import { isStatusError } from '#lib/kube/status.ts';
 
 /** Asserts that `fn` throws a Status error with this code and exactly this message. */
 export function assertStatus(fn: () => unknown, code: number, message: string): void {

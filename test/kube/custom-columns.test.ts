@@ -4,8 +4,8 @@ import {
   customColumnsRows,
   parseCustomColumns,
   relaxedJsonPathExpression,
-} from '../../lib/kube/custom-columns.ts';
-import { JsonPathError } from '../../lib/kube/jsonpath.ts';
+} from '#lib/kube/custom-columns.ts';
+import { JsonPathError } from '#lib/kube/jsonpath.ts';
 
 // Expected cells below were checked against kubectl 1.32 (`kubectl get pods -o custom-columns=...`).
 const pods = [

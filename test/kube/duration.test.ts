@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { humanDuration, parseTimestamp, translateTimestampSince } from '../../lib/kube/duration.ts';
+import { humanDuration, parseTimestamp, translateTimestampSince } from '#lib/kube/duration.ts';
 
 const s = (n: number) => n * 1000;
 const m = (n: number) => s(n * 60);

@@ -5,7 +5,7 @@ import {
   parseFieldSelector,
   podFieldSelectorFields,
   requiredEquals,
-} from '../../lib/kube/selectors.ts';
+} from '#lib/kube/selectors.ts';
 import { assertBadRequest } from '../helpers/status.ts';
 
 const pod = {

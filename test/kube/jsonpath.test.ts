@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { compileJsonPath, JsonPathError } from '../../lib/kube/jsonpath.ts';
+import { compileJsonPath, JsonPathError } from '#lib/kube/jsonpath.ts';
 
 // Expected strings below were checked against kubectl 1.32 (`kubectl get ... -o jsonpath=...`).
 const pod = (name: string, phase: string, ready: string, restarts: number[], extra: object = {}) => ({

@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { applyMergePatch, createMergePatch, isEmptyPatch } from '../../lib/kube/merge-patch.ts';
+import { applyMergePatch, createMergePatch, isEmptyPatch } from '#lib/kube/merge-patch.ts';
 
 test('apply follows RFC 7386: objects merge, null deletes, lists and scalars replace', () => {
   const target = { a: 'b', c: { d: 'e', f: 'g' }, list: [1, 2] };

@@ -1,11 +1,11 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { type CoreEvent, eventColumns, eventTable, printEvent } from '../../lib/kube/printers/events.ts';
-import { namespaceTable } from '../../lib/kube/printers/namespaces.ts';
-import { podColumns, podSummary, podTable, printPod } from '../../lib/kube/printers/pods.ts';
-import { isStatusError } from '../../lib/kube/status.ts';
-import { parseIncludeObject } from '../../lib/kube/table.ts';
-import type { ContainerState, ContainerStatus, Pod, PodStatus } from '../../lib/kube/types.ts';
+import { type CoreEvent, eventColumns, eventTable, printEvent } from '#lib/kube/printers/events.ts';
+import { namespaceTable } from '#lib/kube/printers/namespaces.ts';
+import { podColumns, podSummary, podTable, printPod } from '#lib/kube/printers/pods.ts';
+import { isStatusError } from '#lib/kube/status.ts';
+import { parseIncludeObject } from '#lib/kube/table.ts';
+import type { ContainerState, ContainerStatus, Pod, PodStatus } from '#lib/kube/types.ts';
 
 const NOW = Date.parse('2025-03-01T12:00:00Z');
 const ago = (seconds: number) => new Date(NOW - seconds * 1000).toISOString().replace(/\.\d+Z$/, 'Z');

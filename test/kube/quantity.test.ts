@@ -7,7 +7,7 @@ import {
   quantityMilliValue,
   quantityToNumber,
   quantityValue,
-} from '../../lib/kube/quantity.ts';
+} from '#lib/kube/quantity.ts';
 
 const milli = (s: string | number) => quantityMilliValue(parseQuantity(s));
 const value = (s: string | number) => quantityValue(parseQuantity(s));

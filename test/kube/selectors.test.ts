@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { parseLabelSelector } from '../../lib/kube/selectors.ts';
+import { parseLabelSelector } from '#lib/kube/selectors.ts';
 import { assertBadRequest } from '../helpers/status.ts';
 
 const web = { app: 'web', tier: 'frontend', replicas: '3' };

@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { invalid, notFound } from '../../lib/kube/status.ts';
+import { invalid, notFound } from '#lib/kube/status.ts';
 
 test('notFound names the object the way kubectl prints it', () => {
   const s = notFound('pods', 'web').toStatus();

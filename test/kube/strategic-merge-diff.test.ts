@@ -4,7 +4,7 @@ import {
   applyStrategicMergePatch as apply,
   createStrategicMergePatch as create,
   podSchema,
-} from '../../lib/kube/strategic-merge.ts';
+} from '#lib/kube/strategic-merge.ts';
 
 const cond = (type: string, status: string, extra: Record<string, unknown> = {}) => ({
   type,

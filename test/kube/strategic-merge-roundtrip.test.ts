@@ -6,7 +6,7 @@ import {
   createStrategicMergePatch as create,
   type Json,
   podSchema,
-} from '../../lib/kube/strategic-merge.ts';
+} from '#lib/kube/strategic-merge.ts';
 
 type Obj = Record<string, Json>;
 

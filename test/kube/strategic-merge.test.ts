@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { isStatusError } from '../../lib/kube/status.ts';
-import { applyStrategicMergePatch as apply, podSchema } from '../../lib/kube/strategic-merge.ts';
+import { isStatusError } from '#lib/kube/status.ts';
+import { applyStrategicMergePatch as apply, podSchema } from '#lib/kube/strategic-merge.ts';
 
 function assertBadRequest(fn: () => unknown, message: string): void {
   try {

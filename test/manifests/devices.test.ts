@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { openMetabase } from '../../db/open.ts';
-import { silentLogger } from '../../lib/log.ts';
-import { ManifestSync } from '../../lib/manifests/sync.ts';
-import { createStore } from '../../lib/store/index.ts';
+import { openMetabase } from '#db/open.ts';
+import { silentLogger } from '#lib/log.ts';
+import { ManifestSync } from '#lib/manifests/sync.ts';
+import { createStore } from '#lib/store/index.ts';
 import { device, MODEL } from '../helpers/devices.ts';
 
 function setup() {

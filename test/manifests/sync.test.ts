@@ -3,11 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { openMetabase } from '../../db/open.ts';
-import { silentLogger } from '../../lib/log.ts';
-import { parseManifest } from '../../lib/manifests/parse.ts';
-import { ManifestSync } from '../../lib/manifests/sync.ts';
-import { createStore } from '../../lib/store/index.ts';
+import { openMetabase } from '#db/open.ts';
+import { silentLogger } from '#lib/log.ts';
+import { parseManifest } from '#lib/manifests/parse.ts';
+import { ManifestSync } from '#lib/manifests/sync.ts';
+import { createStore } from '#lib/store/index.ts';
 
 const pod = (name: string, extra = '') => `apiVersion: v1
 kind: Pod

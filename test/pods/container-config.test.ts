@@ -3,15 +3,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { Container, Pod } from '../../lib/kube/types.ts';
+import type { Container, Pod } from '#lib/kube/types.ts';
 import {
   buildContainerConfig,
   type ContainerConfigOptions,
   linuxResources,
   podSpecHash,
   securityContext,
-} from '../../lib/pods/container-config.ts';
-import { ContainerConfigError } from '../../lib/pods/env.ts';
+} from '#lib/pods/spec/container-config.ts';
+import { ContainerConfigError } from '#lib/pods/spec/env.ts';
 
 let root = '';
 test.before.each(() => {

@@ -1,7 +1,7 @@
 import { cpus } from 'node:os';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { Container, KubeObject, Pod } from '../../lib/kube/types.ts';
+import type { Container, KubeObject, Pod } from '#lib/kube/types.ts';
 import {
   ContainerConfigError,
   type EnvContext,
@@ -9,7 +9,7 @@ import {
   expandCommand,
   formatMap,
   resolveEnv,
-} from '../../lib/pods/env.ts';
+} from '#lib/pods/spec/env.ts';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 

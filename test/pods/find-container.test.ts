@@ -1,9 +1,9 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { CriClient } from '../../lib/cri/client.ts';
-import type { Container, ContainerFilter } from '../../lib/cri/types.ts';
-import type { Pod } from '../../lib/kube/types.ts';
-import { requireRuntime, resolveContainer, runningInstance } from '../../lib/pods/find-container.ts';
+import type { CriClient } from '#lib/cri/client.ts';
+import type { Container, ContainerFilter } from '#lib/cri/types.ts';
+import type { Pod } from '#lib/kube/types.ts';
+import { requireRuntime, resolveContainer, runningInstance } from '#lib/pods/runtime/find-container.ts';
 import { assertStatus } from '../helpers/status.ts';
 
 const pod = (containers: string[], init: string[] = [], annotations: Record<string, string> = {}): Pod => ({

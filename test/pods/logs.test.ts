@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { LineJoiner, parseCriLine, parseRfc3339 } from '../../lib/pods/log-format.ts';
-import { type FollowOptions, LineSplitter, type LogOptions, writeContainerLog } from '../../lib/pods/logs.ts';
+import { LineJoiner, parseCriLine, parseRfc3339 } from '#lib/pods/logs/format.ts';
+import { type FollowOptions, LineSplitter, type LogOptions, writeContainerLog } from '#lib/pods/logs/read.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'outpost-logs-'));
 let n = 0;

@@ -5,17 +5,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { openMetabase } from '../../db/open.ts';
-import { systemClock } from '../../lib/clock.ts';
-import type { CriClient } from '../../lib/cri/client.ts';
-import type * as T from '../../lib/cri/types.ts';
-import type { Pod } from '../../lib/kube/types.ts';
-import { silentLogger } from '../../lib/log.ts';
-import { ImagePuller } from '../../lib/pods/images.ts';
-import { PodWorker } from '../../lib/pods/pod-worker.ts';
-import type { RuntimePod } from '../../lib/pods/runtime-view.ts';
-import { WriteBatch } from '../../lib/pods/write-batch.ts';
-import { createStore } from '../../lib/store/index.ts';
+import { openMetabase } from '#db/open.ts';
+import { systemClock } from '#lib/clock.ts';
+import type { CriClient } from '#lib/cri/client.ts';
+import type * as T from '#lib/cri/types.ts';
+import type { Pod } from '#lib/kube/types.ts';
+import { silentLogger } from '#lib/log.ts';
+import type { RuntimePod } from '#lib/pods/runtime/view.ts';
+import { ImagePuller } from '#lib/pods/worker/images.ts';
+import { PodWorker } from '#lib/pods/worker/pod-worker.ts';
+import { WriteBatch } from '#lib/pods/worker/write-batch.ts';
+import { createStore } from '#lib/store/index.ts';
 
 const POD_UID = 'io.kubernetes.pod.uid';
 

@@ -1,9 +1,9 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ManualClock } from '../../lib/clock.ts';
-import type { Pod } from '../../lib/kube/types.ts';
-import type { ExecFn, ProbeContainerStatus } from '../../lib/pods/probes.ts';
-import { ProbeManager } from '../../lib/pods/probes.ts';
+import { ManualClock } from '#lib/clock.ts';
+import type { Pod } from '#lib/kube/types.ts';
+import type { ExecFn, ProbeContainerStatus } from '#lib/pods/probes/index.ts';
+import { ProbeManager } from '#lib/pods/probes/index.ts';
 
 const check = (cmd: string, extra: object = {}) => ({
   exec: { command: [cmd] },

@@ -1,8 +1,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ManualClock } from '../../lib/clock.ts';
-import type { ExecFn, K8sProbe, ProbeResultChange, ProbeType } from '../../lib/pods/probes.ts';
-import { ProbeWorker } from '../../lib/pods/probes.ts';
+import { ManualClock } from '#lib/clock.ts';
+import type { ExecFn, K8sProbe, ProbeResultChange, ProbeType } from '#lib/pods/probes/index.ts';
+import { ProbeWorker } from '#lib/pods/probes/index.ts';
 
 /** A fake ExecSync: the exit code of each command is set by the test; -1 throws, -2 never answers. */
 function runtime(clock: ManualClock) {

@@ -6,11 +6,11 @@ import type { ServerUnaryCall, sendUnaryData } from '@grpc/grpc-js';
 import { Server as GrpcServer, ServerCredentials, status } from '@grpc/grpc-js';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ManualClock } from '../../lib/clock.ts';
-import { timeout } from '../../lib/kube/status.ts';
-import { decodeCheckResponse, encodeCheckRequest } from '../../lib/pods/probe-grpc.ts';
-import type { ExecFn, K8sProbe, ProbeTarget } from '../../lib/pods/probes.ts';
-import { runProbe } from '../../lib/pods/probes.ts';
+import { ManualClock } from '#lib/clock.ts';
+import { timeout } from '#lib/kube/status.ts';
+import { decodeCheckResponse, encodeCheckRequest } from '#lib/pods/probes/grpc.ts';
+import type { ExecFn, K8sProbe, ProbeTarget } from '#lib/pods/probes/index.ts';
+import { runProbe } from '#lib/pods/probes/index.ts';
 
 const never: ExecFn = () => new Promise(() => {});
 const target = (exec: ExecFn = never, ports: ProbeTarget['ports'] = []): ProbeTarget => ({

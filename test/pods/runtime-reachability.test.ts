@@ -1,14 +1,14 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { openMetabase } from '../../db/open.ts';
-import type { Pod, PodCondition, PodStatus } from '../../lib/kube/types.ts';
-import { silentLogger } from '../../lib/log.ts';
+import { openMetabase } from '#db/open.ts';
+import type { Pod, PodCondition, PodStatus } from '#lib/kube/types.ts';
+import { silentLogger } from '#lib/log.ts';
 import {
   RUNTIME_REACHABLE,
   RuntimeReachability,
   unreachableMessage,
-} from '../../lib/pods/runtime-reachability.ts';
-import { createStore } from '../../lib/store/index.ts';
+} from '#lib/pods/runtime/reachability.ts';
+import { createStore } from '#lib/store/index.ts';
 
 const ENDPOINT = 'unix:///run/containerd/containerd.sock';
 const ENOENT = new Error(

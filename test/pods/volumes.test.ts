@@ -12,8 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { KubeObject, Pod } from '../../lib/kube/types.ts';
-import { cleanupVolumes, prepareVolumes, type VolumeContext, VolumeError } from '../../lib/pods/volumes.ts';
+import type { KubeObject, Pod } from '#lib/kube/types.ts';
+import { cleanupVolumes, prepareVolumes, type VolumeContext, VolumeError } from '#lib/pods/spec/volumes.ts';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 const store = new Map<string, KubeObject>();

@@ -1,8 +1,8 @@
 import Database from 'better-sqlite3';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { settle } from '../../lib/clock.ts';
-import { WriteBatch } from '../../lib/pods/write-batch.ts';
+import { settle } from '#lib/clock.ts';
+import { WriteBatch } from '#lib/pods/worker/write-batch.ts';
 
 function setup() {
   const db = new Database(':memory:');

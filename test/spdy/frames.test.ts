@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { SPDY_DICTIONARY } from '../../lib/spdy/dictionary.ts';
+import { SPDY_DICTIONARY } from '#lib/spdy/dictionary.ts';
 import {
   ControlType,
   dataFrame,
@@ -10,8 +10,8 @@ import {
   ping,
   readFrames,
   synStream,
-} from '../../lib/spdy/frames.ts';
-import { HeaderCodec } from '../../lib/spdy/zlib.ts';
+} from '#lib/spdy/frames.ts';
+import { HeaderCodec } from '#lib/spdy/zlib.ts';
 
 const adler32 = (b: Buffer) => {
   let a = 1;

@@ -8,9 +8,9 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { openMetabase } from '../../db/open.ts';
-import type { PodStatus } from '../../lib/kube/types.ts';
-import { createStore } from '../../lib/store/index.ts';
+import { openMetabase } from '#db/open.ts';
+import type { PodStatus } from '#lib/kube/types.ts';
+import { createStore } from '#lib/store/index.ts';
 
 const root = join(import.meta.dirname, '../..');
 const PODS = 16;

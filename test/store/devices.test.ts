@@ -1,8 +1,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { openMetabase } from '../../db/open.ts';
-import type { Device } from '../../lib/dmi/types.ts';
-import { createStore } from '../../lib/store/index.ts';
+import { openMetabase } from '#db/open.ts';
+import type { Device } from '#lib/kube/devices.ts';
+import { createStore } from '#lib/store/index.ts';
 
 const manifest = (target: string, extra: Partial<Device['metadata']> = {}): Device => ({
   apiVersion: 'devices.kubeedge.io/v1beta1',

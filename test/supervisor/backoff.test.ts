@@ -6,7 +6,7 @@ import {
   backoffDelay,
   initialBackoffState,
   nextBackoff,
-} from '../../lib/supervisor/backoff.ts';
+} from '#lib/supervisor/backoff.ts';
 
 /** Feeds failures (and optional healthy periods) through the state machine; returns the decisions. */
 function walk(steps: Array<'fail' | { healthyFor: number }>, opts: BackoffOptions = {}) {

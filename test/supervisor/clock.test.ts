@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ManualClock, withTimeout } from '../../lib/clock.ts';
+import { ManualClock, withTimeout } from '#lib/clock.ts';
 
 test('advance fires due timers in due-time order, ties in creation order', () => {
   const clock = new ManualClock(1000);

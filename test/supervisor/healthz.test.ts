@@ -1,14 +1,14 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ManualClock, settle } from '../../lib/clock.ts';
+import { ManualClock, settle } from '#lib/clock.ts';
 import {
   describeModule,
   formatDuration,
   moduleChecks,
   renderHealthz,
   renderModuleHealthz,
-} from '../../lib/supervisor/healthz.ts';
-import { type ModuleSnapshot, Supervisor } from '../../lib/supervisor/modules.ts';
+} from '#lib/supervisor/healthz.ts';
+import { type ModuleSnapshot, Supervisor } from '#lib/supervisor/modules.ts';
 
 const ok = (name: string) => ({ name, ok: true });
 

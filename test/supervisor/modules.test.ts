@@ -1,14 +1,9 @@
 import pino from 'pino';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ManualClock, settle } from '../../lib/clock.ts';
-import { ExitCode, FatalError } from '../../lib/supervisor/exit-codes.ts';
-import {
-  type Logger,
-  type ModuleSnapshot,
-  type ModuleSpec,
-  Supervisor,
-} from '../../lib/supervisor/modules.ts';
+import { ManualClock, settle } from '#lib/clock.ts';
+import { ExitCode, FatalError } from '#lib/supervisor/exit-codes.ts';
+import { type Logger, type ModuleSnapshot, type ModuleSpec, Supervisor } from '#lib/supervisor/modules.ts';
 
 const CURVE = [1000, 2000, 4000, 8000, 16_000, 30_000, 30_000];
 

@@ -7,10 +7,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ManualClock, settle } from '../../lib/clock.ts';
-import { ExitCode } from '../../lib/supervisor/exit-codes.ts';
-import type { Logger } from '../../lib/supervisor/modules.ts';
-import { type SignalSource, superviseProcess } from '../../lib/supervisor/process.ts';
+import { ManualClock, settle } from '#lib/clock.ts';
+import { ExitCode } from '#lib/supervisor/exit-codes.ts';
+import type { Logger } from '#lib/supervisor/modules.ts';
+import { type SignalSource, superviseProcess } from '#lib/supervisor/process.ts';
 
 // argv: <dir> <mode>. Counts its runs in <dir>/runs; writes <dir>/up once its SIGTERM handler is set.
 const CHILD = `

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ExitCode } from '../../lib/supervisor/exit-codes.ts';
+import { ExitCode } from '#lib/supervisor/exit-codes.ts';
 import { freePort } from '../helpers/outpost-process.ts';
 
 const entry = join(import.meta.dirname, '../../bin/outpost.ts');

@@ -1,7 +1,7 @@
 // Tables for devices.kubeedge.io: upstream's CRDs declare no printer columns (kubectl shows NAME AGE),
 // so Outpost chooses them: what a node operator asks first is which mapper drives a device and
 // whether it answers.
-import type { Device, DeviceModel } from '../../dmi/types.ts';
+import type { Device, DeviceModel } from '../devices.ts';
 import { translateTimestampSince } from '../duration.ts';
 import {
   AGE_DESCRIPTION,

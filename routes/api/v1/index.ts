@@ -1,6 +1,6 @@
-import { coreResources } from '../../../lib/http/discovery.ts';
-import { factory } from '../../../lib/http/factory.ts';
-import { NO_CACHE } from '../../../lib/http/negotiate.ts';
+import { coreResources } from '#lib/http/discovery.ts';
+import { factory } from '#lib/http/factory.ts';
+import { NO_CACHE } from '#lib/http/negotiate.ts';
 
 export const GET = factory.createHandlers((c) =>
   c.json(

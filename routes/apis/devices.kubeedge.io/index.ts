@@ -1,6 +1,6 @@
-import { apiGroups } from '../../../lib/http/discovery.ts';
-import { factory } from '../../../lib/http/factory.ts';
-import { NO_CACHE } from '../../../lib/http/negotiate.ts';
+import { apiGroups } from '#lib/http/discovery.ts';
+import { factory } from '#lib/http/factory.ts';
+import { NO_CACHE } from '#lib/http/negotiate.ts';
 
 /** Discovery of the devices.kubeedge.io group (metav1.APIGroup). */
 export const GET = factory.createHandlers((c) => {

@@ -1,9 +1,9 @@
-import { factory } from '../../../../lib/http/factory.ts';
-import { wantsTable } from '../../../../lib/http/negotiate.ts';
-import { namespaceTable } from '../../../../lib/kube/printers/namespaces.ts';
-import { parseLabelSelector } from '../../../../lib/kube/selectors.ts';
-import { parseIncludeObject } from '../../../../lib/kube/table.ts';
-import { listNamespaces } from '../../../../lib/store/namespaces.ts';
+import { factory } from '#lib/http/factory.ts';
+import { wantsTable } from '#lib/http/negotiate.ts';
+import { namespaceTable } from '#lib/kube/printers/namespaces.ts';
+import { parseLabelSelector } from '#lib/kube/selectors.ts';
+import { parseIncludeObject } from '#lib/kube/table.ts';
+import { listNamespaces } from '#lib/store/namespaces.ts';
 
 /** The namespaces that hold objects on this node, plus `default`. */
 export const GET = factory.createHandlers((c) => {

@@ -1,6 +1,6 @@
-import { deviceModelsResource } from '../../../../lib/http/devices.ts';
-import { factory, query } from '../../../../lib/http/factory.ts';
-import { listOrWatch, listQuery } from '../../../../lib/http/list.ts';
+import { deviceModelsResource } from '#lib/http/devices.ts';
+import { factory, query } from '#lib/http/factory.ts';
+import { listOrWatch, listQuery } from '#lib/http/list.ts';
 
 /** List or watch device models in every namespace. */
 export const GET = factory.createHandlers(query(listQuery), (c) =>

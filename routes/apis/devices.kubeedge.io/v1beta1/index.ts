@@ -1,6 +1,6 @@
-import { apiGroups } from '../../../../lib/http/discovery.ts';
-import { factory } from '../../../../lib/http/factory.ts';
-import { NO_CACHE } from '../../../../lib/http/negotiate.ts';
+import { apiGroups } from '#lib/http/discovery.ts';
+import { factory } from '#lib/http/factory.ts';
+import { NO_CACHE } from '#lib/http/negotiate.ts';
 
 /** Discovery of devices.kubeedge.io/v1beta1: what `kubectl get devices` needs to find the resource. */
 export const GET = factory.createHandlers((c) => {

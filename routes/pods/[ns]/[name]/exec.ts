@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { runInContainer } from '../../../../lib/exec/run.ts';
-import { body, factory } from '../../../../lib/http/factory.ts';
-import { param } from '../../../../lib/http/params.ts';
-import { findRunningContainer, requireRuntime } from '../../../../lib/pods/find-container.ts';
+import { runInContainer } from '#lib/exec/run.ts';
+import { body, factory } from '#lib/http/factory.ts';
+import { param } from '#lib/http/params.ts';
+import { findRunningContainer, requireRuntime } from '#lib/pods/runtime/find-container.ts';
 
 /** Default and ceiling of `timeoutSeconds`. */
 const DEFAULT_TIMEOUT = 60;

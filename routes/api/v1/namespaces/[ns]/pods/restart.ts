@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { factory } from '../../../../../../lib/http/factory.ts';
-import { param } from '../../../../../../lib/http/params.ts';
-import { badRequest, StatusError } from '../../../../../../lib/kube/status.ts';
-import { restartPods } from '../../../../../../lib/pods/restart.ts';
+import { factory } from '#lib/http/factory.ts';
+import { param } from '#lib/http/params.ts';
+import { badRequest, StatusError } from '#lib/kube/status.ts';
+import { restartPods } from '#lib/pods/worker/restart.ts';
 
 const podNames = z
   .array(z.string().min(1, 'a pod name must not be empty'), 'expected a JSON array of pod names')

@@ -1,10 +1,10 @@
-import { prepareExecUpgrade } from '../../../../../../../lib/exec/accept.ts';
-import { execOptions, execQuery, isSpdyUpgrade } from '../../../../../../../lib/exec/options.ts';
-import { runInContainer } from '../../../../../../../lib/exec/run.ts';
-import { factory, query } from '../../../../../../../lib/http/factory.ts';
-import { param } from '../../../../../../../lib/http/params.ts';
-import { badRequest } from '../../../../../../../lib/kube/status.ts';
-import { findRunningContainer, requireRuntime } from '../../../../../../../lib/pods/find-container.ts';
+import { prepareExecUpgrade } from '#lib/exec/accept.ts';
+import { execOptions, execQuery, isSpdyUpgrade } from '#lib/exec/options.ts';
+import { runInContainer } from '#lib/exec/run.ts';
+import { factory, query } from '#lib/http/factory.ts';
+import { param } from '#lib/http/params.ts';
+import { badRequest } from '#lib/kube/status.ts';
+import { findRunningContainer, requireRuntime } from '#lib/pods/runtime/find-container.ts';
 
 /** keadm's non-TTY exec runs with this deadline (upstream edgecore: 10 s). */
 const KEADM_TIMEOUT = 60;

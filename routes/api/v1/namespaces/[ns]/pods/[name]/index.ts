@@ -1,9 +1,9 @@
-import { factory } from '../../../../../../../lib/http/factory.ts';
-import { wantsTable } from '../../../../../../../lib/http/negotiate.ts';
-import { param } from '../../../../../../../lib/http/params.ts';
-import { podTable } from '../../../../../../../lib/kube/printers/pods.ts';
-import { notFound } from '../../../../../../../lib/kube/status.ts';
-import { parseIncludeObject } from '../../../../../../../lib/kube/table.ts';
+import { factory } from '#lib/http/factory.ts';
+import { wantsTable } from '#lib/http/negotiate.ts';
+import { param } from '#lib/http/params.ts';
+import { podTable } from '#lib/kube/printers/pods.ts';
+import { notFound } from '#lib/kube/status.ts';
+import { parseIncludeObject } from '#lib/kube/table.ts';
 
 /** One pod: the stored spec with its latest status merged (a Table when kubectl asks for one). */
 export const GET = factory.createHandlers((c) => {

@@ -1,11 +1,11 @@
 import { stream } from 'hono/streaming';
 import { z } from 'zod';
-import { factory, query } from '../../../../../../../lib/http/factory.ts';
-import { param } from '../../../../../../../lib/http/params.ts';
-import { notFound, unavailable } from '../../../../../../../lib/kube/status.ts';
-import { parseRfc3339 } from '../../../../../../../lib/pods/log-format.ts';
-import { locateLog, logContainer, stillRunning } from '../../../../../../../lib/pods/log-locate.ts';
-import { writeContainerLog } from '../../../../../../../lib/pods/logs.ts';
+import { factory, query } from '#lib/http/factory.ts';
+import { param } from '#lib/http/params.ts';
+import { notFound, unavailable } from '#lib/kube/status.ts';
+import { parseRfc3339 } from '#lib/pods/logs/format.ts';
+import { locateLog, logContainer, stillRunning } from '#lib/pods/logs/locate.ts';
+import { writeContainerLog } from '#lib/pods/logs/read.ts';
 
 // The API server reads a bool parameter as true unless it is `0` or `false` (`?follow` alone is true).
 const flag = z

@@ -1,6 +1,6 @@
-import { factory } from '../../../../../../../lib/http/factory.ts';
-import { param } from '../../../../../../../lib/http/params.ts';
-import { restartPod } from '../../../../../../../lib/pods/restart.ts';
+import { factory } from '#lib/http/factory.ts';
+import { param } from '#lib/http/params.ts';
+import { restartPod } from '#lib/pods/worker/restart.ts';
 
 /**
  * Restarts a pod in place: its running containers are stopped (never the sandbox) and the lifecycle

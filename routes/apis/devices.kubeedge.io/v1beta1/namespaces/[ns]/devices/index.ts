@@ -1,7 +1,7 @@
-import { devicesResource } from '../../../../../../../lib/http/devices.ts';
-import { factory, query } from '../../../../../../../lib/http/factory.ts';
-import { listOrWatch, listQuery } from '../../../../../../../lib/http/list.ts';
-import { param } from '../../../../../../../lib/http/params.ts';
+import { devicesResource } from '#lib/http/devices.ts';
+import { factory, query } from '#lib/http/factory.ts';
+import { listOrWatch, listQuery } from '#lib/http/list.ts';
+import { param } from '#lib/http/params.ts';
 
 /** List or watch the devices of one namespace. */
 export const GET = factory.createHandlers(query(listQuery), (c) =>

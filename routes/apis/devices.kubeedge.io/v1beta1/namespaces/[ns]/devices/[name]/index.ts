@@ -1,6 +1,6 @@
-import { getOne, patchDevice, putDevice } from '../../../../../../../../lib/http/devices.ts';
-import { factory } from '../../../../../../../../lib/http/factory.ts';
-import { param } from '../../../../../../../../lib/http/params.ts';
+import { getOne, patchDevice, putDevice } from '#lib/http/devices.ts';
+import { factory } from '#lib/http/factory.ts';
+import { param } from '#lib/http/params.ts';
 
 /** One device: spec, and the twins and state its mapper reported. */
 export const GET = factory.createHandlers((c) => getOne(c, 'devices', param(c, 'ns'), param(c, 'name')));

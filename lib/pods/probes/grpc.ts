@@ -2,9 +2,9 @@
 // answer is SERVING. The two tiny messages are encoded by hand rather than through a proto file.
 import type { ServiceError } from '@grpc/grpc-js';
 import { Client, credentials, Metadata, status } from '@grpc/grpc-js';
-import { KUBE_MINOR } from '../version.ts';
-import type { Deadline, K8sProbe, ProbeOutcome } from './probe-run.ts';
-import { cancelled, joinHostPort } from './probe-run.ts';
+import { KUBE_MINOR } from '#lib/version.ts';
+import type { Deadline, K8sProbe, ProbeOutcome } from './types.ts';
+import { cancelled, joinHostPort } from './types.ts';
 
 type GRPCAction = NonNullable<K8sProbe['grpc']>;
 

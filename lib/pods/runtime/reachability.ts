@@ -6,9 +6,9 @@
 // through PodStore.statusHook, which adds it to every status written (the manager's included), so
 // the two writers never undo each other. On a change of reachability every pod of the node is
 // rewritten once, in one transaction.
-import type { PodCondition, PodStatus } from '../kube/types.ts';
-import type { Logger } from '../log.ts';
-import type { Store } from '../store/index.ts';
+import type { PodCondition, PodStatus } from '#lib/kube/types.ts';
+import type { Logger } from '#lib/log.ts';
+import type { Store } from '#lib/store/index.ts';
 import { qosClass } from './status.ts';
 
 export const RUNTIME_REACHABLE = 'outpost.io/RuntimeReachable';

@@ -1,12 +1,12 @@
 // Container probes for the pod lifecycle manager, as kubelet's prober manager keeps them
 // (pkg/kubelet/prober/prober_manager.go): one worker per probe of each running container
 // instance, and the `ready` / `started` answers for containerStatuses.
-import type { Clock } from '../clock.ts';
-import { systemClock } from '../clock.ts';
-import type { Container, Pod } from '../kube/types.ts';
-import type { ContainerPort, ExecFn, K8sProbe, ProbeTarget, ProbeType } from './probe-run.ts';
-import type { ProbeAttempt } from './probe-worker.ts';
-import { ProbeWorker } from './probe-worker.ts';
+import type { Clock } from '#lib/clock.ts';
+import { systemClock } from '#lib/clock.ts';
+import type { Container, Pod } from '#lib/kube/types.ts';
+import type { ContainerPort, ExecFn, K8sProbe, ProbeTarget, ProbeType } from './run.ts';
+import type { ProbeAttempt } from './worker.ts';
+import { ProbeWorker } from './worker.ts';
 
 export type {
   ContainerPort,
@@ -17,10 +17,10 @@ export type {
   ProbeResult,
   ProbeTarget,
   ProbeType,
-} from './probe-run.ts';
-export { resolvePort, runProbe } from './probe-run.ts';
-export type { ProbeAttempt, ProbeResultChange, ProbeWorkerOptions } from './probe-worker.ts';
-export { ProbeWorker } from './probe-worker.ts';
+} from './run.ts';
+export { resolvePort, runProbe } from './run.ts';
+export type { ProbeAttempt, ProbeResultChange, ProbeWorkerOptions } from './worker.ts';
+export { ProbeWorker } from './worker.ts';
 
 /** What the manager knows of one container from the runtime. */
 export interface ProbeContainerStatus {

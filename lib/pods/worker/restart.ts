@@ -2,11 +2,11 @@
 // (never the sandbox) and let the lifecycle manager start them again. Unlike upstream, the stops are
 // registered first (restart-requests.ts), so the manager restarts them at once whatever the restart
 // policy and back-off, and every failure is a Status with the right code.
-import type { CriClient } from '../cri/client.ts';
-import { conflict, internal, isStatusError, notFound, StatusError } from '../kube/status.ts';
-import type { Logger } from '../log.ts';
-import type { Store } from '../store/index.ts';
-import { CONTAINER_NAME, POD_NAME, POD_NAMESPACE, POD_UID } from './labels.ts';
+import type { CriClient } from '#lib/cri/client.ts';
+import { conflict, internal, isStatusError, notFound, StatusError } from '#lib/kube/status.ts';
+import type { Logger } from '#lib/log.ts';
+import type { Store } from '#lib/store/index.ts';
+import { CONTAINER_NAME, POD_NAME, POD_NAMESPACE, POD_UID } from '../runtime/labels.ts';
 import type { RestartRequests } from './restart-requests.ts';
 
 /** Seconds between the stop signal and SIGKILL, as upstream's restart uses. */

@@ -1,6 +1,6 @@
-import type { StatusCause } from '../kube/status.ts';
-import type { Container, Pod } from '../kube/types.ts';
-import { checkDnsLabel, checkDnsSubdomain } from '../kube/validate.ts';
+import type { StatusCause } from '#lib/kube/status.ts';
+import type { Container, Pod } from '#lib/kube/types.ts';
+import { checkDnsLabel, checkDnsSubdomain } from '#lib/kube/validate.ts';
 
 /** Fills the fields the API server and kubelet default for a static pod, in place, and returns it. */
 export function defaultPod(pod: Pod, nodeName: string): Pod {

@@ -4,9 +4,9 @@
 import type { IncomingMessage } from 'node:http';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { KUBE_MINOR } from '../version.ts';
-import type { Deadline, K8sProbe, ProbeOutcome } from './probe-run.ts';
-import { cancelled, dialFailure, joinHostPort, MAX_OUTPUT } from './probe-run.ts';
+import { KUBE_MINOR } from '#lib/version.ts';
+import type { Deadline, K8sProbe, ProbeOutcome } from './types.ts';
+import { cancelled, dialFailure, joinHostPort, MAX_OUTPUT } from './types.ts';
 
 type HTTPGetAction = NonNullable<K8sProbe['httpGet']>;
 type Headers = Record<string, string[]>;

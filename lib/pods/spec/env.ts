@@ -1,7 +1,7 @@
 import { statfsSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
-import { parseQuantity, type Quantity, quantityMilliValue, quantityValue } from '../kube/quantity.ts';
-import type { Container, KubeObject, Pod } from '../kube/types.ts';
+import { parseQuantity, type Quantity, quantityMilliValue, quantityValue } from '#lib/kube/quantity.ts';
+import type { Container, KubeObject, Pod } from '#lib/kube/types.ts';
 
 /** A container cannot be configured (missing ConfigMap, Secret or key, bad field reference): kubelet's `CreateContainerConfigError`. */
 export class ContainerConfigError extends Error {

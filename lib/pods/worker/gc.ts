@@ -1,7 +1,7 @@
-import type { CriClient } from '../cri/client.ts';
-import type { Logger } from '../log.ts';
-import { CONTAINER_NAME, MANAGED_BY, POD_NAME, POD_NAMESPACE } from './labels.ts';
-import type { RuntimePod } from './runtime-view.ts';
+import type { CriClient } from '#lib/cri/client.ts';
+import type { Logger } from '#lib/log.ts';
+import { CONTAINER_NAME, MANAGED_BY, POD_NAME, POD_NAMESPACE } from '../runtime/labels.ts';
+import type { RuntimePod } from '../runtime/view.ts';
 
 /** Dead instances kept per container (the previous one serves `logs --previous`). */
 export const DEAD_PER_CONTAINER = 1;

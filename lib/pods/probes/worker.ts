@@ -2,9 +2,9 @@
 // (pkg/kubelet/prober/worker.go): results count only after successThreshold / failureThreshold
 // consecutive equal results, errored probes are thrown away, and a liveness or startup probe that
 // reaches its failure threshold holds (probes no more) until the container is replaced.
-import type { Clock, Timer } from '../clock.ts';
-import type { K8sProbe, ProbeOutcome, ProbeResult, ProbeTarget, ProbeType } from './probe-run.ts';
-import { positive, runProbe } from './probe-run.ts';
+import type { Clock, Timer } from '#lib/clock.ts';
+import type { K8sProbe, ProbeOutcome, ProbeResult, ProbeTarget, ProbeType } from './run.ts';
+import { positive, runProbe } from './run.ts';
 
 /** A result as the worker publishes it. */
 export interface ProbeResultChange {

@@ -1,4 +1,4 @@
-import { backoffDelay } from '../supervisor/backoff.ts';
+import { backoffDelay } from '#lib/supervisor/backoff.ts';
 
 /** kubelet's container restart curve: 10 s doubling to 5 min; a run of 10 min resets it. */
 export const CRASH_BACKOFF = { initialMs: 10_000, factor: 2, maxMs: 300_000, resetAfterMs: 600_000 } as const;

@@ -1,5 +1,5 @@
-import type { CriClient } from '../cri/client.ts';
-import type { Container, ContainerStatus, PodSandbox } from '../cri/types.ts';
+import type { CriClient } from '#lib/cri/client.ts';
+import type { Container, ContainerStatus, PodSandbox } from '#lib/cri/types.ts';
 import { CONTAINER_NAME, POD_UID } from './labels.ts';
 
 /** What the runtime holds for one pod: its sandboxes and containers, newest first. */

@@ -1,6 +1,6 @@
-import type { CriClient } from '../cri/client.ts';
-import type { Container } from '../kube/types.ts';
-import { backoffDelay } from '../supervisor/backoff.ts';
+import type { CriClient } from '#lib/cri/client.ts';
+import type { Container } from '#lib/kube/types.ts';
+import { backoffDelay } from '#lib/supervisor/backoff.ts';
 
 /** Why a container's image is not there: the waiting reason kubelet shows, and its message. */
 export class ImageError extends Error {

@@ -1,12 +1,11 @@
 // Which container a log request is about, and where the runtime keeps that container's log.
 import { lstat } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, resolve } from 'node:path';
-import type { CriClient } from '../cri/client.ts';
-import type { Container as CriContainer } from '../cri/types.ts';
-import { badRequest, internal, isStatusError } from '../kube/status.ts';
-import type { ContainerStatus, Pod } from '../kube/types.ts';
-import { CONTAINER_NAME, POD_UID } from './labels.ts';
-import { newestFirst } from './runtime-view.ts';
+import type { CriClient } from '#lib/cri/client.ts';
+import { badRequest, internal, isStatusError } from '#lib/kube/status.ts';
+import type { ContainerStatus, Pod } from '#lib/kube/types.ts';
+import { CONTAINER_NAME, POD_UID } from '../runtime/labels.ts';
+import { newestFirst } from '../runtime/view.ts';
 
 /** The annotation kubectl reads to pick a pod's default container. */
 export const DEFAULT_CONTAINER = 'kubectl.kubernetes.io/default-container';

@@ -1,6 +1,6 @@
-import type { PodSandboxConfig } from '../cri/types.ts';
-import type { Pod } from '../kube/types.ts';
-import { MANAGED_BY, POD_NAME, POD_NAMESPACE, POD_UID, SPEC_HASH } from './labels.ts';
+import type { PodSandboxConfig } from '#lib/cri/types.ts';
+import type { Pod } from '#lib/kube/types.ts';
+import { MANAGED_BY, POD_NAME, POD_NAMESPACE, POD_UID, SPEC_HASH } from '../runtime/labels.ts';
 
 /**
  * The CRI sandbox for a pod. Pods share the node's network namespace (no CNI here), so no

@@ -2,12 +2,18 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, realpathSync, statSync } from 'node:fs';
 import { totalmem } from 'node:os';
 import { dirname, join, posix } from 'node:path';
-import type * as cri from '../cri/types.ts';
-import { parseQuantity, quantityMilliValue, quantityValue } from '../kube/quantity.ts';
-import type { Container, Pod } from '../kube/types.ts';
+import type * as cri from '#lib/cri/types.ts';
+import { parseQuantity, quantityMilliValue, quantityValue } from '#lib/kube/quantity.ts';
+import type { Container, Pod } from '#lib/kube/types.ts';
+import {
+  CONTAINER_NAME,
+  CONTAINER_RESTART_COUNT,
+  POD_NAME,
+  POD_NAMESPACE,
+  POD_UID,
+} from '../runtime/labels.ts';
+import { qosClass } from '../runtime/status.ts';
 import { ContainerConfigError, type EnvVar, expand, expandCommand } from './env.ts';
-import { CONTAINER_NAME, CONTAINER_RESTART_COUNT, POD_NAME, POD_NAMESPACE, POD_UID } from './labels.ts';
-import { qosClass } from './status.ts';
 
 export interface ContainerConfigOptions {
   attempt: number;

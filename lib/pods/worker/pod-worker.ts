@@ -1,22 +1,28 @@
 import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Clock, Timer } from '../clock.ts';
-import type { CriClient } from '../cri/client.ts';
-import type { Container as CriContainer, PodSandbox, PodSandboxConfig } from '../cri/types.ts';
-import type { Container, Pod, PodStatus } from '../kube/types.ts';
-import type { Logger } from '../log.ts';
-import type { Store } from '../store/index.ts';
-import type { PodRecord } from '../store/pods.ts';
-import { buildContainerConfig, podSpecHash } from './container-config.ts';
+import type { Clock, Timer } from '#lib/clock.ts';
+import type { CriClient } from '#lib/cri/client.ts';
+import type { Container as CriContainer, PodSandbox, PodSandboxConfig } from '#lib/cri/types.ts';
+import type { Container, Pod, PodStatus } from '#lib/kube/types.ts';
+import type { Logger } from '#lib/log.ts';
+import type { Store } from '#lib/store/index.ts';
+import type { PodRecord } from '#lib/store/pods.ts';
+import {
+  CONTAINER_KIND,
+  CONTAINER_RESTART_COUNT,
+  MANAGED_BY,
+  POD_UID,
+  SPEC_HASH,
+} from '../runtime/labels.ts';
+import { type ContainerView, computeStatus, type Waiting } from '../runtime/status.ts';
+import { instances, nanosToMs, newestFirst, type RuntimePod, StatusCache } from '../runtime/view.ts';
+import { buildContainerConfig, podSpecHash } from '../spec/container-config.ts';
+import { ContainerConfigError, resolveEnv } from '../spec/env.ts';
+import { cleanupVolumes, prepareVolumes } from '../spec/volumes.ts';
 import { CrashBackoff } from './crash-backoff.ts';
-import { ContainerConfigError, resolveEnv } from './env.ts';
 import { ImageError, type ImagePuller } from './images.ts';
-import { CONTAINER_KIND, CONTAINER_RESTART_COUNT, MANAGED_BY, POD_UID, SPEC_HASH } from './labels.ts';
 import type { RestartRequests } from './restart-requests.ts';
-import { instances, nanosToMs, newestFirst, type RuntimePod, StatusCache } from './runtime-view.ts';
 import { buildSandboxConfig } from './sandbox.ts';
-import { type ContainerView, computeStatus, type Waiting } from './status.ts';
-import { cleanupVolumes, prepareVolumes } from './volumes.ts';
 import type { WriteBatch } from './write-batch.ts';
 
 /** What the probe manager tells the pod worker. */

@@ -3,9 +3,9 @@
 // pods' RuntimeReachable condition in step. KubeEdge's motivating case: the agent starting before
 // containerd's socket exists must keep serving, not exit.
 import { existsSync } from 'node:fs';
-import type { CriClient } from '../cri/client.ts';
-import type { ModuleSpec } from '../supervisor/modules.ts';
-import type { RuntimeReachability } from './runtime-reachability.ts';
+import type { CriClient } from '#lib/cri/client.ts';
+import type { ModuleSpec } from '#lib/supervisor/modules.ts';
+import type { RuntimeReachability } from './reachability.ts';
 
 export interface RuntimeModuleOptions {
   cri: CriClient;

@@ -1,4 +1,4 @@
-import type { Container as CriContainer, ContainerStatus as CriStatus } from '../cri/types.ts';
+import type { Container as CriContainer, ContainerStatus as CriStatus } from '#lib/cri/types.ts';
 import type {
   Container,
   ContainerState,
@@ -6,8 +6,8 @@ import type {
   Pod,
   PodCondition,
   PodStatus,
-} from '../kube/types.ts';
-import { nanosToMs, nanosToTime } from './runtime-view.ts';
+} from '#lib/kube/types.ts';
+import { nanosToMs, nanosToTime } from './view.ts';
 
 /** Why a container is waiting, when the manager knows better than the runtime (backoff, pull errors). */
 export interface Waiting {

@@ -2,8 +2,8 @@
 // the current one, filtered by stream, time, line count and byte count, optionally followed while
 // the container runs.
 import { dirname } from 'node:path';
-import { DirWatch, FileTail, modifiedNs, readWhole, rotatedLogs } from './log-files.ts';
-import { formatMessage, LineJoiner, type LogMessage, type LogStream, parseCriLine } from './log-format.ts';
+import { DirWatch, FileTail, modifiedNs, readWhole, rotatedLogs } from './files.ts';
+import { formatMessage, LineJoiner, type LogMessage, type LogStream, parseCriLine } from './format.ts';
 
 /** What to serve of a log (core/v1 PodLogOptions, resolved). */
 export interface LogOptions {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs/promises';
 import { dirname, isAbsolute, join, normalize, posix, sep } from 'node:path';
-import type { Pod } from '../kube/types.ts';
+import type { Pod } from '#lib/kube/types.ts';
 import {
   ContainerConfigError,
   configMapEntries,

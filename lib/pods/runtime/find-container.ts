@@ -1,12 +1,11 @@
 // Which container an operation on a pod (exec, logs, attach) addresses, checked the way the API
 // server and kubelet check it, with the Status each failure answers.
-import type { CriClient } from '../cri/client.ts';
-import type { Container as CriContainer } from '../cri/types.ts';
-import { badRequest, notFound, StatusError, unavailable } from '../kube/status.ts';
-import type { ContainerStatus, Pod } from '../kube/types.ts';
-import type { Store } from '../store/index.ts';
+import type { CriClient } from '#lib/cri/client.ts';
+import { badRequest, notFound, StatusError, unavailable } from '#lib/kube/status.ts';
+import type { ContainerStatus, Pod } from '#lib/kube/types.ts';
+import type { Store } from '#lib/store/index.ts';
 import { CONTAINER_NAME, POD_UID } from './labels.ts';
-import { newestFirst } from './runtime-view.ts';
+import { newestFirst } from './view.ts';
 
 /** The annotation kubectl reads to pick a pod's default container. */
 export const DEFAULT_CONTAINER_ANNOTATION = 'kubectl.kubernetes.io/default-container';
