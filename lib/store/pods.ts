@@ -10,6 +10,9 @@ import type { WatchHub } from './watch-hub.ts';
 
 export type Source = 'manifest' | 'cloud' | 'api';
 
+/** The `origin` of a cloud pod the cloud no longer has: stopping it is not reported back. */
+export const GONE = 'gone';
+
 interface PodRow {
   uid: string;
   namespace: string;
@@ -208,11 +211,23 @@ export class PodStore {
     })();
   }
 
-  /** Marks a pod as terminating (deletionTimestamp), leaving its removal to whoever stops it. */
-  markDeleting(namespace: string, name: string, gracePeriodSeconds?: number): boolean {
+  /**
+   * Marks a pod as terminating (deletionTimestamp), leaving its removal to whoever stops it.
+   * `gone`: the cloud removed the pod already (deleted while the node was offline, or evicted), so
+   * its removal here is not reported back.
+   */
+  markDeleting(
+    namespace: string,
+    name: string,
+    gracePeriodSeconds?: number,
+    opts: { gone?: boolean } = {},
+  ): boolean {
     return this.#sqlite.transaction(() => {
       const row = this.#byName.get(namespace, name);
       if (!row) return false;
+      if (opts.gone && row.origin !== GONE) {
+        this.#sqlite.prepare('UPDATE pods SET origin = ? WHERE uid = ?').run(GONE, row.uid);
+      }
       const pod = JSON.parse(row.object) as Pod;
       if (pod.metadata.deletionTimestamp) return true;
       const grace = gracePeriodSeconds ?? Number(pod.spec.terminationGracePeriodSeconds ?? 30);
@@ -231,13 +246,14 @@ export class PodStore {
 
   /**
    * Removes a pod and its status for good. The cloud hears of it through the outbox (after the
-   * pod's last status), unless `reported` is false: the cloud removed the pod itself.
+   * pod's last status), unless `report` is false or the pod was marked gone: the cloud removed
+   * the pod itself.
    */
   remove(namespace: string, name: string, opts: { report?: boolean } = {}): boolean {
     return this.#sqlite.transaction(() => {
       const row = this.#byName.get(namespace, name);
       if (!row) return false;
-      if (opts.report === false) {
+      if (opts.report === false || (row.source === 'cloud' && row.origin === GONE)) {
         this.#outbox?.discard('status', row.uid);
       } else {
         const { uid, namespace, name, source } = row;
