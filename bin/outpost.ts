@@ -53,6 +53,18 @@ program
   .option('--max-body-bytes <n>', 'largest request body (default 1048576)')
   .option('--max-exec-sessions <n>', 'concurrent exec sessions (default 16)')
   .option('--max-log-streams <n>', 'concurrent followed logs (default 32)')
+  .option(
+    '--mqtt <url>',
+    'MQTT broker for KubeEdge twin topics and Home Assistant (mqtt://HOST:1883, mqtts://...)',
+  )
+  .option('--mqtt-username <user>', 'MQTT user name')
+  .option('--mqtt-password <password>', 'MQTT password (prefer OUTPOST_MQTT_PASSWORD)')
+  .option('--mqtt-ca <file>', 'CA (PEM) that verifies an mqtts:// broker')
+  .option('--mqtt-cert <file>', 'MQTT client certificate (PEM)')
+  .option('--mqtt-key <file>', 'the MQTT client certificate’s key (PEM)')
+  .option('--mqtt-insecure', 'do not verify the broker’s TLS certificate')
+  .option('--mqtt-topic-prefix <prefix>', 'prefix of Outpost’s state and command topics (default outpost)')
+  .option('--mqtt-discovery-prefix <prefix>', 'Home Assistant discovery prefix (default homeassistant)')
   .action(async (flags) => {
     // Loaded on demand: each command evaluates only the modules it uses (start-up time).
     const { serve } = await import('#lib/cli/serve.ts');

@@ -6,10 +6,13 @@ import { Dmi, dmiSocketPath } from '#lib/dmi/module.ts';
 import type { Deps } from '#lib/http/env.ts';
 import { defaultLimits } from '#lib/http/limits.ts';
 import { ManifestSync } from '#lib/manifests/sync.ts';
+import { MqttBridge } from '#lib/mqtt/bridge.ts';
+import { mqttClientOptions } from '#lib/mqtt/options.ts';
 import { ProbeManager } from '#lib/pods/probes/index.ts';
 import { connectRuntime, runtimeModule } from '#lib/pods/runtime/module.ts';
 import { RuntimeReachability } from '#lib/pods/runtime/reachability.ts';
 import { PodManager } from '#lib/pods/worker/manager.ts';
+import { restartPod } from '#lib/pods/worker/restart.ts';
 import { RestartRequests } from '#lib/pods/worker/restart-requests.ts';
 import { createStore, type Store } from '#lib/store/index.ts';
 import { ExitCode, FatalError } from '#lib/supervisor/exit-codes.ts';
@@ -87,6 +90,7 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
             'grpc.max_reconnect_backoff_ms': 1_000,
           },
         });
+  const mqttOptions = config.mqtt ? mqttClientOptions(config) : undefined;
   const dmi = new Dmi({ store, log: log.child({ module: 'dmi' }), socket: dmiSocketPath(config), clock });
   const deps: Deps = {
     store,
@@ -168,6 +172,24 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
   }
   // Devices: the DMI server for mappers, the registry reloaded from the metabase, pushes to mappers.
   supervisor.register({ name: 'dmi', policy: 'Always', run: (ctx) => dmi.run(ctx) });
+  // The LAN's view over MQTT: EventBus twin topics and Home Assistant discovery (off by default).
+  if (config.mqtt && mqttOptions) {
+    const bridge = new MqttBridge({
+      url: config.mqtt,
+      client: mqttOptions,
+      node: config.nodeName,
+      topicPrefix: config.mqttTopicPrefix,
+      discoveryPrefix: config.mqttDiscoveryPrefix,
+      version: OUTPOST_VERSION,
+      store,
+      editDevice: (ns, name, change) => dmi.manager.editDevice(ns, name, change),
+      restartPod: (ns, name) => restartPod(deps, ns, name),
+      log: log.child({ module: 'mqtt' }),
+      now,
+    });
+    deps.mqtt = () => bridge.status();
+    supervisor.register({ name: 'mqtt', policy: 'Always', run: (ctx) => bridge.run(ctx) });
+  }
   if (cri) {
     // Pods are served from the metabase whatever the runtime does; their RuntimeReachable
     // condition says whether what they show is live. Once the runtime answers, the pods module

@@ -17,6 +17,11 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
+/** A switch given as a flag (boolean) or from the environment ('true'/'false'); off by default. */
+const booleanFlag = z
+  .union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')])
+  .default(false);
+
 export const serveConfig = z.object({
   listen: z.string().default('127.0.0.1:10550'),
   dataDir: z.string().min(1).default('./data'),
@@ -36,9 +41,7 @@ export const serveConfig = z.object({
   /** Verify client certificates against this CA (CN = user, O = role). Needs TLS. */
   clientCa: z.string().min(1).optional(),
   /** Listen beyond loopback with no authentication (loudly warned about). */
-  insecureAllowUnauthenticated: z
-    .union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')])
-    .default(false),
+  insecureAllowUnauthenticated: booleanFlag,
   /** Requests a second per LAN client (loopback is exempt); 0 disables. */
   rateLimit: z.coerce.number().int().min(0).default(50),
   maxBodyBytes: z.coerce
@@ -49,6 +52,27 @@ export const serveConfig = z.object({
   maxExecSessions: z.coerce.number().int().min(1).default(16),
   maxLogStreams: z.coerce.number().int().min(1).default(32),
   logLevel: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  /** MQTT broker for the KubeEdge EventBus topics and Home Assistant discovery (off when unset). */
+  mqtt: z
+    .string()
+    .regex(/^(mqtts?|tcp|tls|wss?):\/\/[^/\s]+\/?$/, 'expected mqtt://HOST:PORT or mqtts://HOST:PORT')
+    .optional(),
+  mqttUsername: z.string().min(1).optional(),
+  mqttPassword: z.string().optional(),
+  /** CA bundle (PEM) that verifies the broker's certificate (mqtts://). */
+  mqttCa: z.string().min(1).optional(),
+  /** Client certificate and key (PEM) for brokers that authenticate clients by certificate. */
+  mqttCert: z.string().min(1).optional(),
+  mqttKey: z.string().min(1).optional(),
+  mqttInsecure: booleanFlag,
+  mqttTopicPrefix: z
+    .string()
+    .regex(/^[^#+\s]+$/, 'no wildcards or spaces')
+    .default('outpost'),
+  mqttDiscoveryPrefix: z
+    .string()
+    .regex(/^[^#+\s]+$/, 'no wildcards or spaces')
+    .default('homeassistant'),
 });
 export type ServeConfig = z.infer<typeof serveConfig> & { logLevel: LogLevel };
 
@@ -82,6 +106,7 @@ export function resolveServeConfig(
   parseListen(cfg.listen);
   if (!!cfg.tlsCert !== !!cfg.tlsKey) throw new ConfigError('--tls-cert and --tls-key go together');
   if (cfg.clientCa && !cfg.tlsCert) throw new ConfigError('--client-ca needs TLS (--tls-cert and --tls-key)');
+  if (!!cfg.mqttCert !== !!cfg.mqttKey) throw new ConfigError('--mqtt-cert and --mqtt-key go together');
   return cfg;
 }
 

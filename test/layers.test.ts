@@ -27,6 +27,7 @@ export const LAYERS: Record<string, number> = {
   'lib/spdy': 3,
   'lib/exec': 4,
   'lib/auth': 4,
+  'lib/mqtt': 4,
   'lib/metrics.ts': 4,
   'lib/http': 5,
   routes: 6,

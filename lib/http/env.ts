@@ -5,6 +5,7 @@ import type { CriClient } from '#lib/cri/client.ts';
 import type { DeviceManager } from '#lib/dmi/manager.ts';
 import type { Logger } from '#lib/log.ts';
 import type { Metrics } from '#lib/metrics.ts';
+import type { MqttStatus } from '#lib/mqtt/bridge.ts';
 import type { RestartRequests } from '#lib/pods/worker/restart-requests.ts';
 import type { Store } from '#lib/store/index.ts';
 import type { ModuleSnapshot } from '#lib/supervisor/modules.ts';
@@ -32,6 +33,8 @@ export interface Deps {
   restarts?: RestartRequests | undefined;
   /** Prometheus metrics (`/metrics`, HTTP request counts); absent in tests that do not need them. */
   metrics?: Metrics | undefined;
+  /** The MQTT bridge's broker link, when `--mqtt` is set (the dashboard shows it). */
+  mqtt?: (() => MqttStatus) | undefined;
 }
 
 /** Per-request values set by middleware: who is calling, and what the audit trail should record. */

@@ -61,6 +61,8 @@ export interface OutpostOptions {
   nodeName: string;
   manifests?: string;
   logLevel?: string;
+  /** Further serve flags. */
+  args?: string[];
 }
 
 /**
@@ -73,6 +75,7 @@ export async function spawnOutpost(o: OutpostOptions): Promise<OutpostProcess> {
   const args = [ensureBundle(), 'serve', '--listen', `127.0.0.1:${port}`, '--data-dir', o.dataDir];
   args.push('--runtime-endpoint', o.runtimeEndpoint, '--node-name', o.nodeName);
   if (o.manifests) args.push('--manifests', o.manifests);
+  if (o.args) args.push(...o.args);
   args.push('--log-level', o.logLevel ?? (process.env.OUTPOST_TEST_LOGS ? 'debug' : 'info'));
   const child: ChildProcess = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let logs = '';
