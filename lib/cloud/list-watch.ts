@@ -1,4 +1,4 @@
-import type { KubeObject } from '../kube/types.ts';
+import type { KubeObject } from '#lib/kube/types.ts';
 import type { ApiRequest } from './api.ts';
 import type { CloudContext } from './context.ts';
 import { GoneError, type ListWatch, type WatchEvent } from './reflector.ts';

@@ -1,46 +1,11 @@
-import type { KubeObject, Pod } from '../kube/types.ts';
-import type { Logger } from '../log.ts';
-import type { Store } from '../store/index.ts';
+import type { KubeObject } from '#lib/kube/types.ts';
+import type { Logger } from '#lib/log.ts';
+import { referencedObjects } from '#lib/pods/spec/references.ts';
+import type { Store } from '#lib/store/index.ts';
 import { httpListWatch } from './list-watch.ts';
 import { type ListWatch, Reflector, type ReflectorStore } from './reflector.ts';
 
 type Kind = 'ConfigMap' | 'Secret';
-
-/** The ConfigMaps and Secrets a pod uses (volumes, projected sources, env, envFrom), as `Kind/ns/name`. */
-export function referencedObjects(pod: Pod): Set<string> {
-  const ns = pod.metadata.namespace ?? 'default';
-  const out = new Set<string>();
-  const add = (kind: Kind, name: unknown) => {
-    if (typeof name === 'string' && name) out.add(`${kind}/${ns}/${name}`);
-  };
-  type Src = { configMap?: { name?: string }; secret?: { name?: string; secretName?: string } };
-  for (const v of (pod.spec.volumes ?? []) as (Src & { projected?: { sources?: Src[] } })[]) {
-    add('ConfigMap', v.configMap?.name);
-    add('Secret', v.secret?.secretName);
-    for (const s of v.projected?.sources ?? []) {
-      add('ConfigMap', s.configMap?.name);
-      add('Secret', s.secret?.name);
-    }
-  }
-  for (const c of [...(pod.spec.initContainers ?? []), ...pod.spec.containers]) {
-    const env = (
-      c as {
-        env?: { valueFrom?: { configMapKeyRef?: { name?: string }; secretKeyRef?: { name?: string } } }[];
-      }
-    ).env;
-    for (const e of env ?? []) {
-      add('ConfigMap', e.valueFrom?.configMapKeyRef?.name);
-      add('Secret', e.valueFrom?.secretKeyRef?.name);
-    }
-    const envFrom = (c as { envFrom?: { configMapRef?: { name?: string }; secretRef?: { name?: string } }[] })
-      .envFrom;
-    for (const e of envFrom ?? []) {
-      add('ConfigMap', e.configMapRef?.name);
-      add('Secret', e.secretRef?.name);
-    }
-  }
-  return out;
-}
 
 /** One object as a reflector store: the metabase holds it (source=cloud) while the cloud has it. */
 class ObjectSink implements ReflectorStore {

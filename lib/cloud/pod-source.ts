@@ -1,6 +1,6 @@
-import type { KubeObject, Pod } from '../kube/types.ts';
-import type { Logger } from '../log.ts';
-import type { Store } from '../store/index.ts';
+import type { KubeObject, Pod } from '#lib/kube/types.ts';
+import type { Logger } from '#lib/log.ts';
+import type { Store } from '#lib/store/index.ts';
 import type { ReflectorStore } from './reflector.ts';
 
 const RV_KEY = 'cloud_pods_rv';

@@ -1,5 +1,5 @@
-import type { Store } from '../store/index.ts';
-import type { ModuleContext, ModuleSpec } from '../supervisor/modules.ts';
+import type { Store } from '#lib/store/index.ts';
+import type { ModuleContext, ModuleSpec } from '#lib/supervisor/modules.ts';
 import { LinkError } from './api.ts';
 import { reconnectDelay } from './backoff.ts';
 import type { CloudContext } from './context.ts';
@@ -8,6 +8,7 @@ import { ObjectWatches, objectListWatch } from './object-watches.ts';
 import { OutboxSender } from './outbox-sender.ts';
 import { CloudPodSource } from './pod-source.ts';
 import { Reflector } from './reflector.ts';
+import { TokenManager } from './tokens.ts';
 
 /** Resolves after `ms`, or rejects when `signal` aborts. */
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
@@ -82,6 +83,33 @@ export async function runOutboxSender(
   }
 }
 
+/** Keeps the pods' service-account tokens issued and fresh: on pod changes and every 30 s. */
+async function runTokens(
+  ctx: CloudContext,
+  tokens: TokenManager,
+  signal: AbortSignal,
+  setWake: (wake: () => void) => void,
+): Promise<void> {
+  let attempt = 0;
+  try {
+    while (!signal.aborted) {
+      await ctx.link.waitOnline(signal);
+      const changed = new Promise<void>((r) => setWake(r));
+      try {
+        await tokens.refresh();
+        attempt = 0;
+        await Promise.race([changed, sleep(30_000, signal)]);
+      } catch (err) {
+        if (signal.aborted) return;
+        ctx.log.debug({ err }, 'token refresh failed; retrying');
+        await sleep(reconnectDelay(attempt++), signal);
+      }
+    }
+  } catch (err) {
+    if (!signal.aborted) throw err;
+  }
+}
+
 /**
  * The `cloud-pods` module: watches the pods bound to the node into the metabase (the lifecycle
  * manager runs them), the ConfigMaps and Secrets they reference, and drains the outbox.
@@ -94,11 +122,16 @@ export function cloudPodsModule(ctx: CloudContext, store: Store): ModuleSpec {
       const log = ctx.log.child({ module: 'cloud-pods' });
       const pause = linkPause(ctx);
       const objects = new ObjectWatches({ store, log, listWatch: objectListWatch(ctx), pause });
+      const tokens = new TokenManager({ store, request: contextRequest(ctx), log });
+      let wakeTokens = () => {};
       const source = new CloudPodSource({
         store,
         nodeName: ctx.nodeName,
         log,
-        onChange: () => objects.sync(),
+        onChange: () => {
+          objects.sync();
+          wakeTokens();
+        },
       });
       const pods = new Reflector({
         listWatch: httpListWatch(ctx, '/api/v1/pods', `spec.nodeName=${ctx.nodeName}`),
@@ -111,7 +144,13 @@ export function cloudPodsModule(ctx: CloudContext, store: Store): ModuleSpec {
       objects.sync();
       m.ready();
       try {
-        await Promise.all([pods.run(m.signal), runOutboxSender(ctx, sender, store, m.signal)]);
+        await Promise.all([
+          pods.run(m.signal),
+          runOutboxSender(ctx, sender, store, m.signal),
+          runTokens(ctx, tokens, m.signal, (wake) => {
+            wakeTokens = wake;
+          }),
+        ]);
       } finally {
         objects.stop();
       }

@@ -1,4 +1,4 @@
-import type { KubeObject } from '../kube/types.ts';
+import type { KubeObject } from '#lib/kube/types.ts';
 
 export type WatchType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
 

@@ -3,12 +3,12 @@
 // relist on 410 (as an ERROR event and as an HTTP 410), and the pod source's view of it.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { openMetabase } from '../../db/open.ts';
-import { CloudPodSource } from '../../lib/cloud/pod-source.ts';
-import { GoneError, type ListWatch, Reflector, type WatchEvent } from '../../lib/cloud/reflector.ts';
-import type { KubeObject, Pod } from '../../lib/kube/types.ts';
-import { silentLogger } from '../../lib/log.ts';
-import { createStore } from '../../lib/store/index.ts';
+import { openMetabase } from '#db/open.ts';
+import { CloudPodSource } from '#lib/cloud/pod-source.ts';
+import { GoneError, type ListWatch, Reflector, type WatchEvent } from '#lib/cloud/reflector.ts';
+import type { KubeObject, Pod } from '#lib/kube/types.ts';
+import { silentLogger } from '#lib/log.ts';
+import { createStore } from '#lib/store/index.ts';
 
 const pod = (name: string, rv: number, extra: Partial<Pod['metadata']> = {}): Pod => ({
   apiVersion: 'v1',

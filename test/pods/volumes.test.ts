@@ -305,10 +305,17 @@ test('projected: configMap, secret and downwardAPI sources merge into one direct
   assert.is(readFileSync(join(dir, 'podname'), 'utf8'), 'web');
   assert.is(mode(join(dir, 'config/app.conf')), 0o440);
   assert.is(mode(join(dir, 'secret/user')), 0o400);
-  await rejects(
-    prepare([{ name: 'tok', projected: { sources: [{ serviceAccountToken: { path: 'token' } }] } }]),
-    volumeError(/"tok" : projected source serviceAccountToken is not supported/),
-  );
+  // kube-api-access: the token the cloud link issued for the pod (TokenRequest), else a wait.
+  const tokenVolume = [
+    {
+      name: 'tok',
+      projected: { sources: [{ serviceAccountToken: { path: 'token', expirationSeconds: 3607 } }] },
+    },
+  ];
+  await rejects(prepare(tokenVolume), volumeError(/"tok" : no service account token for the pod yet/));
+  put('ServiceAccountToken', 'uid-1.3607.', { token: 'eyJhbGciOi' });
+  const tok = (await prepare(tokenVolume)).get('tok')!;
+  assert.is(readFileSync(join(tok, 'token'), 'utf8'), 'eyJhbGciOi');
   await rejects(
     prepare([{ name: 'p', projected: { sources: [{ secret: { name: 'gone' } }] } }]),
     volumeError(/secret "gone" not found/),

@@ -9,7 +9,11 @@ export class ContainerConfigError extends Error {
   readonly reason = 'CreateContainerConfigError';
 }
 
-export type Lookup = (kind: 'ConfigMap' | 'Secret', ns: string, name: string) => KubeObject | undefined;
+export type Lookup = (
+  kind: 'ConfigMap' | 'Secret' | 'ServiceAccountToken',
+  ns: string,
+  name: string,
+) => KubeObject | undefined;
 export type EnvVar = { key: string; value: string };
 
 /** What downward-API references read besides the pod itself. */

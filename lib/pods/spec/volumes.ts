@@ -13,6 +13,7 @@ import {
   resourceFieldValue,
   secretEntries,
 } from './env.ts';
+import { TOKEN_KIND, type TokenSource, tokenName } from './references.ts';
 
 /** A volume cannot be set up: kubelet reports it as a `FailedMount` event and the pod stays `ContainerCreating`. */
 export class VolumeError extends Error {
@@ -42,7 +43,12 @@ type ObjectSource = {
 type FieldRef = { fieldPath: string; apiVersion?: string };
 type DownwardItem = { path: string; mode?: number; fieldRef?: FieldRef; resourceFieldRef?: ResourceFieldRef };
 type DownwardSource = { items?: DownwardItem[]; defaultMode?: number };
-type Projection = { configMap?: ObjectSource; secret?: ObjectSource; downwardAPI?: DownwardSource };
+type Projection = {
+  configMap?: ObjectSource;
+  secret?: ObjectSource;
+  downwardAPI?: DownwardSource;
+  serviceAccountToken?: TokenSource;
+};
 type Volume = Record<string, unknown> & {
   name: string;
   hostPath?: { path: string; type?: string };
@@ -145,6 +151,20 @@ function downwardPayload({ vol, pod, ctx }: Setup, items: DownwardItem[], mode: 
   return payload;
 }
 
+/** A projected service-account token, issued for the pod by the cloud link (TokenRequest). */
+function tokenPayload({ vol, pod, ctx }: Setup, src: TokenSource, mode: number): Payload {
+  const stored = ctx.lookup(
+    TOKEN_KIND,
+    pod.metadata.namespace ?? 'default',
+    tokenName(pod.metadata.uid ?? '', src),
+  );
+  const token = (stored as { token?: unknown } | undefined)?.token;
+  if (typeof token !== 'string') {
+    throw new VolumeError(vol, 'no service account token for the pod yet (the cloud link requests it)');
+  }
+  return new Map([[src.path, { data: Buffer.from(token), mode }]]);
+}
+
 function volumePayload(v: Volume, type: string, s: Setup): Payload {
   if (type === 'configMap')
     return objectPayload(s, 'ConfigMap', v.configMap!, fileMode(s.vol, v.configMap!.defaultMode));
@@ -160,7 +180,9 @@ function volumePayload(v: Volume, type: string, s: Setup): Payload {
         ? objectPayload(s, 'Secret', src.secret, mode)
         : src.downwardAPI
           ? downwardPayload(s, src.downwardAPI.items ?? [], mode)
-          : undefined;
+          : src.serviceAccountToken
+            ? tokenPayload(s, src.serviceAccountToken, mode)
+            : undefined;
     if (!part)
       throw new VolumeError(
         s.vol,

@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock, Timer } from '#lib/clock.ts';
 import type { CriClient } from '#lib/cri/client.ts';
-import type { Pod } from '#lib/kube/types.ts';
+import type { KubeObject, Pod } from '#lib/kube/types.ts';
 import type { Logger } from '#lib/log.ts';
 import type { Store } from '#lib/store/index.ts';
 import type { PodRecord } from '#lib/store/pods.ts';
 import { nodeIP } from '../runtime/node-ip.ts';
 import { fingerprint, groupByPod, type RuntimePod } from '../runtime/view.ts';
 import { podSpecHash } from '../spec/container-config.ts';
+import { referencedObjects, TOKEN_KIND } from '../spec/references.ts';
 import { collectGarbage } from './gc.ts';
 import { ImagePuller } from './images.ts';
 import { PodWorker, type Prober } from './pod-worker.ts';
@@ -70,7 +71,7 @@ export class PodManager {
   #known = new Map<string, Known>();
   #desired = new Map<string, string>();
   #relistTimer: Timer | undefined;
-  #unsubscribe: (() => void) | undefined;
+  #unsubscribe: (() => void)[] = [];
   #stopped = false;
   #relists = 0;
   #runtimeUp: boolean | undefined;
@@ -116,7 +117,19 @@ export class PodManager {
     // rewrite every pod's status when the runtime answers) are no reason to sync a pod.
     const pods = this.#o.store.pods.records({ nodeName: this.#o.nodeName });
     for (const p of pods) this.#desired.set(p.uid, desiredKey(p.desired));
-    this.#unsubscribe = store.hub.subscribe('pods', store.rv.current, (ev) => {
+    // A changed ConfigMap, Secret or service-account token refreshes the volumes of the pods
+    // using it (each pass rewrites API-data volumes atomically when their payload changed).
+    for (const kind of ['ConfigMap', 'Secret', TOKEN_KIND]) {
+      this.#unsubscribe.push(
+        store.hub.subscribe(kind, store.rv.current, (ev) => {
+          const o = ev.object as KubeObject;
+          for (const uid of this.#users(kind, o.metadata.namespace ?? 'default', o.metadata.name ?? '')) {
+            void this.enqueue(uid);
+          }
+        }),
+      );
+    }
+    const unsubscribe = store.hub.subscribe('pods', store.rv.current, (ev) => {
       const pod = ev.object as Pod;
       if (pod.spec?.nodeName !== this.#o.nodeName || !pod.metadata.uid) return;
       const key = desiredKey(pod);
@@ -125,6 +138,7 @@ export class PodManager {
         this.enqueue(pod.metadata.uid);
       }
     });
+    this.#unsubscribe.push(unsubscribe);
     const { runtime, listedAt } = await this.#list();
     const sync = (p: PodRecord) => this.enqueue(p.uid, runtime.get(p.uid) ?? absent(p.uid), listedAt);
     const critical = Promise.all(pods.filter((p) => isCritical(p.desired)).map(sync));
@@ -186,6 +200,19 @@ export class PodManager {
       this.#o.onError?.(err);
       this.#wakeAt(uid, this.#o.clock.now() + 2000);
     }
+  }
+
+  /** The pods of this node that use an object (a token names its pod). */
+  #users(kind: string, namespace: string, name: string): string[] {
+    if (kind === TOKEN_KIND) {
+      const uid = name.split('.')[0] ?? '';
+      return this.#desired.has(uid) ? [uid] : [];
+    }
+    const key = `${kind}/${namespace}/${name}`;
+    return this.#o.store.pods
+      .records({ nodeName: this.#o.nodeName })
+      .filter((r) => !r.desired.metadata.deletionTimestamp && referencedObjects(r.desired).has(key))
+      .map((r) => r.uid);
   }
 
   /** Recomputes a pod's status without acting (a probe result changed). */
@@ -276,7 +303,7 @@ export class PodManager {
   /** Stops following; pods keep running in the runtime. Waits for syncs in flight. */
   async stop(): Promise<void> {
     this.#stopped = true;
-    this.#unsubscribe?.();
+    for (const off of this.#unsubscribe) off();
     if (this.#relistTimer) this.#o.clock.clearTimeout(this.#relistTimer);
     for (const w of this.#wakes.values()) this.#o.clock.clearTimeout(w.timer);
     this.#wakes.clear();

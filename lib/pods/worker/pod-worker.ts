@@ -307,7 +307,7 @@ export class PodWorker {
       nodeName: this.#d.nodeName,
       podIP: this.#d.hostIP,
       hostIP: this.#d.hostIP,
-      lookup: (kind: 'ConfigMap' | 'Secret', ns: string, name: string) => store.objects.get(kind, ns, name),
+      lookup: (kind: string, ns: string, name: string) => store.objects.get(kind, ns, name),
     };
   }
 
