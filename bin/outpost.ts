@@ -9,7 +9,7 @@ import { addLogs } from '#lib/cli/logs.ts';
 import { addMapper } from '#lib/cli/mapper.ts';
 import { addRestart } from '#lib/cli/restart.ts';
 import { addAudit, addToken } from '#lib/cli/security.ts';
-import { exitCodeOf } from '#lib/supervisor/exit-codes.ts';
+import { ExitCode, exitCodeOf } from '#lib/supervisor/exit-codes.ts';
 import { OUTPOST_VERSION, type versionInfo } from '#lib/version.ts';
 
 let exitCode = 0;
@@ -21,7 +21,13 @@ const program = new Command('outpost')
   .description('Offline-first edge node agent: a local Kubernetes-shaped API for the node’s pods and devices')
   .version(OUTPOST_VERSION, '--version')
   .showHelpAfterError()
-  .configureOutput({ outputError: (s, write) => write(s) });
+  .configureOutput({ outputError: (s, write) => write(s) })
+  // An unknown option, a bad choice or a missing argument is a usage error: exit 2 (as documented
+  // in docs/health.md), which `outpost supervise` does not restart. Help and --version exit 0.
+  // Set before the subcommands are added: they inherit it.
+  .exitOverride((err) => {
+    process.exit(err.exitCode === 0 ? 0 : ExitCode.InvalidConfig);
+  });
 
 program
   .command('serve')

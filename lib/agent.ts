@@ -1,4 +1,5 @@
 import { statSync } from 'node:fs';
+import { lockDataDir } from '#db/lock.ts';
 import { type Metabase, openMetabase } from '#db/open.ts';
 import { loadSecurity } from '#lib/auth/load.ts';
 import { CriClient } from '#lib/cri/client.ts';
@@ -66,7 +67,15 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
     }
   }
   const security = loadSecurity(config, host, log);
-  const metabase = openMetabase(config.dataDir, { durability: config.durability });
+  // One agent per data directory, checked before anything in it is opened.
+  const lock = config.dataDir === ':memory:' ? undefined : lockDataDir(config.dataDir);
+  let metabase: Metabase;
+  try {
+    metabase = openMetabase(config.dataDir, { durability: config.durability });
+  } catch (e) {
+    lock?.release();
+    throw e;
+  }
   const store = createStore(metabase, { host: config.nodeName, now });
   const shutdown = new AbortController();
   const supervisor = new Supervisor({
@@ -119,6 +128,7 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
     server = await listen(app, host, port, security.tls);
   } catch (e) {
     metabase.close();
+    lock?.release();
     // Not a configuration exit: the port may be free again on the next try (outpost supervise).
     throw new FatalError(ExitCode.ListenFailed, `--listen ${config.listen}: ${(e as Error).message}`);
   }
@@ -287,6 +297,7 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
         await supervisor.stop();
         cri?.close();
         metabase.close();
+        lock?.release();
         log.info({}, 'outpost stopped');
       })();
       return closing;

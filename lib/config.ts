@@ -3,12 +3,12 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import type { LogLevel } from './log.ts';
 
-/** `host:port`, `[v6]:port` or `:port`; a bad value is a configuration error. */
-export function parseListen(value: string): { host: string; port: number } {
+/** `host:port`, `[v6]:port` or `:port`; a bad value is a configuration error naming `source`. */
+export function parseListen(value: string, source = '--listen'): { host: string; port: number } {
   const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/.exec(value);
   const port = Number(m?.[3]);
   if (!m || port > 65535)
-    throw new ConfigError(`--listen ${JSON.stringify(value)}: expected HOST:PORT, e.g. 127.0.0.1:10550`);
+    throw new ConfigError(`${source} ${JSON.stringify(value)}: expected HOST:PORT, e.g. 127.0.0.1:10550`);
   return { host: m[1] ?? (m[2] || '127.0.0.1'), port };
 }
 
@@ -76,12 +76,18 @@ export const serveConfig = z.object({
 });
 export type ServeConfig = z.infer<typeof serveConfig> & { logLevel: LogLevel };
 
+/** The environment variable of a serve option: `dataDir` → `OUTPOST_DATA_DIR`. */
+export const envName = (key: string): string =>
+  `OUTPOST_${key.replace(/[A-Z]/g, (m) => `_${m}`).toUpperCase()}`;
+
+/** The flag of a serve option: `dataDir` → `--data-dir`. */
+export const flagName = (key: string): string => `--${key.replace(/[A-Z]/g, (m) => `-${m.toLowerCase()}`)}`;
+
 /** Each serve flag may also come from `OUTPOST_<FLAG>` (e.g. OUTPOST_DATA_DIR); flags win. */
 export function envDefaults(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
   const out: Record<string, string> = {};
   for (const key of Object.keys(serveConfig.shape)) {
-    const name = `OUTPOST_${key.replace(/[A-Z]/g, (m) => `_${m}`).toUpperCase()}`;
-    const value = env[name];
+    const value = env[envName(key)];
     if (value !== undefined && value !== '') out[key] = value;
   }
   return out;
@@ -93,17 +99,19 @@ export function resolveServeConfig(
   env: NodeJS.ProcessEnv = process.env,
 ): ServeConfig {
   const given = Object.fromEntries(Object.entries(flags).filter(([, v]) => v !== undefined));
-  const result = serveConfig.safeParse({ ...envDefaults(env), ...given });
+  const fromEnv = envDefaults(env);
+  // An error names what the user wrote: the flag, or the variable when the value came from there.
+  const source = (key: string) =>
+    key in given || !(key in fromEnv) ? flagName(key) : `${envName(key)}=${JSON.stringify(fromEnv[key])}`;
+  const result = serveConfig.safeParse({ ...fromEnv, ...given });
   if (!result.success) {
-    const msg = result.error.issues.map(
-      (i) => `--${String(i.path[0]).replace(/[A-Z]/g, (m) => `-${m.toLowerCase()}`)}: ${i.message}`,
-    );
+    const msg = result.error.issues.map((i) => `${source(String(i.path[0]))}: ${i.message}`);
     throw new ConfigError(msg.join('; '));
   }
   const cfg = result.data as ServeConfig;
   // Paths handed to the runtime (volumes, log directories) must not depend on containerd's cwd.
   cfg.dataDir = resolve(cfg.dataDir);
-  parseListen(cfg.listen);
+  parseListen(cfg.listen, 'listen' in given || !('listen' in fromEnv) ? '--listen' : 'OUTPOST_LISTEN');
   if (!!cfg.tlsCert !== !!cfg.tlsKey) throw new ConfigError('--tls-cert and --tls-key go together');
   if (cfg.clientCa && !cfg.tlsCert) throw new ConfigError('--client-ca needs TLS (--tls-cert and --tls-key)');
   if (!!cfg.mqttCert !== !!cfg.mqttKey) throw new ConfigError('--mqtt-cert and --mqtt-key go together');

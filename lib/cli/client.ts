@@ -12,6 +12,9 @@ export class CliError extends Error {
   }
 }
 
+/** An invalid flag, argument or environment value: exit code 2, before anything is asked of the server. */
+export const usageError = (message: string): CliError => new CliError(message, 2);
+
 export interface ClientOptions {
   server: string;
   token?: string | undefined;

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { CliError } from './client.ts';
+import { CliError, usageError } from './client.ts';
 
 /** Where and how the CLI reaches Outpost: flags first, then a kubeconfig's current context. */
 export interface Connection {
@@ -79,8 +79,19 @@ export function resolveConnection(f: ConnectionFlags, env: NodeJS.ProcessEnv = p
   const ca = file('--certificate-authority', f.certificateAuthority) ?? kc.ca;
   const cert = file('--client-certificate', f.clientCertificate) ?? kc.cert;
   const key = file('--client-key', f.clientKey) ?? kc.key;
+  const server = f.server ?? kc.server ?? DEFAULT_SERVER;
+  if (!URL.canParse(server) || !/^https?:$/.test(new URL(server).protocol)) {
+    // commander fills f.server from OUTPOST_SERVER when the flag is absent.
+    const from =
+      f.server !== undefined && f.server === env.OUTPOST_SERVER
+        ? 'OUTPOST_SERVER'
+        : f.server !== undefined
+          ? '--server'
+          : `the server of kubeconfig ${kubeconfigPath}`;
+    throw usageError(`error: ${from} ${JSON.stringify(server)}: expected an http:// or https:// URL`);
+  }
   return {
-    server: f.server ?? kc.server ?? DEFAULT_SERVER,
+    server,
     token: f.token ?? kc.token,
     tls: ca || cert || key ? { ca, cert, key } : undefined,
   };

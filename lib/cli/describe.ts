@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { CoreEvent } from '#lib/kube/printers/events.ts';
 import type { Pod } from '#lib/kube/types.ts';
-import { type ApiClient, CliError } from './client.ts';
+import { type ApiClient, CliError, usageError } from './client.ts';
 import { clientFlags, runClient } from './commands.ts';
 import { describeDeviceCommand } from './describe-device.ts';
 import { describePod } from './describe-pod.ts';
@@ -68,7 +68,7 @@ export async function describe(
   const r = resolveResource(type);
   if (r.kind === 'Device')
     return describeDeviceCommand(client, o.namespace, names, { showEvents: o.showEvents }, io);
-  if (r.kind !== 'Pod') throw new CliError(`error: outpost describes pods and devices only, not "${type}"`);
+  if (r.kind !== 'Pod') throw usageError(`error: outpost describes pods and devices only, not "${type}"`);
   const now = o.now ?? Date.now;
   const text = async (pod: Pod) =>
     describePod(pod, o.showEvents ? await podEvents(client, pod) : undefined, now());
@@ -82,7 +82,7 @@ export async function describe(
     return 0;
   }
   if (o.allNamespaces)
-    throw new CliError('error: a resource cannot be retrieved by name across all namespaces');
+    throw usageError('error: a resource cannot be retrieved by name across all namespaces');
   const texts: string[] = [];
   const errors: CliError[] = [];
   for (const name of names) {

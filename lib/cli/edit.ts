@@ -9,7 +9,7 @@ import type { Command } from 'commander';
 import { parse } from 'yaml';
 import { createMergePatch, isEmptyPatch } from '#lib/kube/merge-patch.ts';
 import type { KubeObject } from '#lib/kube/types.ts';
-import { type ApiClient, CliError } from './client.ts';
+import { type ApiClient, CliError, usageError } from './client.ts';
 import { clientFlags, runClient } from './commands.ts';
 import type { Io } from './get.ts';
 import { toYaml } from './output.ts';
@@ -63,8 +63,8 @@ export async function edit(
 ) {
   if (type.includes('/')) [type, name] = type.split('/') as [string, string];
   const r = resolveResource(type);
-  if (r.kind !== 'Device') throw new CliError(`error: outpost edit supports devices only, not ${r.plural}`);
-  if (!name) throw new CliError('error: a device name is required: outpost edit device NAME');
+  if (r.kind !== 'Device') throw usageError(`error: outpost edit supports devices only, not ${r.plural}`);
+  if (!name) throw usageError('error: a device name is required: outpost edit device NAME');
   const path = `${collectionPath(r, o.namespace)}/${encodeURIComponent(name)}`;
   const original = await client.json<KubeObject>(path);
   const what = `${r.plural}.devices.kubeedge.io "${name}"`;

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { WebSocket } from 'ws';
 import type { Status } from '#lib/kube/status.ts';
-import { CliError, statusLine } from './client.ts';
+import { CliError, statusLine, usageError } from './client.ts';
 import { clientFlags } from './commands.ts';
 import { type ConnectionFlags, resolveConnection } from './connection.ts';
 
@@ -31,7 +31,7 @@ export function execUrl(pod: string, command: string[], f: ExecFlags): URL {
     const path = `/api/v1/namespaces/${encodeURIComponent(f.namespace)}/pods/${encodeURIComponent(pod)}/exec`;
     url = new URL(path, f.server ?? 'http://127.0.0.1:10550');
   } catch {
-    throw new CliError(`error: invalid server URL "${f.server}"`);
+    throw usageError(`error: invalid server URL "${f.server}"`);
   }
   url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
   for (const c of command) url.searchParams.append('command', c);
@@ -70,7 +70,7 @@ export function execCommand(
 ): Promise<number> {
   pod = pod.replace(/^(pod|pods|po)\//i, '');
   if (command.length === 0)
-    throw new CliError('error: you must specify at least one command for the container');
+    throw usageError('error: you must specify at least one command for the container');
   let tty = f.tty;
   if (tty && !(f.stdin && io.stdin.isTTY)) {
     io.stderr.write('Unable to use a TTY - input is not a terminal or the right kind of file\n');

@@ -1,6 +1,6 @@
 import type { Table } from '#lib/kube/table.ts';
 import type { KubeObject } from '#lib/kube/types.ts';
-import { type ApiClient, CliError, TABLE_ACCEPT } from './client.ts';
+import { type ApiClient, CliError, TABLE_ACCEPT, usageError } from './client.ts';
 import { formatObjects, type OutputFormat } from './output.ts';
 import { noResourcesFound, TablePrinter } from './print-table.ts';
 import { collectionPath, resolveResource } from './resources.ts';
@@ -51,7 +51,7 @@ export async function get(
   const rows: Table[] = [];
   if (names.length > 0) {
     if (o.allNamespaces && r.namespaced)
-      throw new CliError('error: a resource cannot be retrieved by name across all namespaces');
+      throw usageError('error: a resource cannot be retrieved by name across all namespaces');
     for (const name of names) {
       try {
         const path = `${collectionPath(r, r.namespaced ? o.namespace : undefined)}/${encodeURIComponent(name)}`;

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { Pod } from '#lib/kube/types.ts';
 import { parseRfc3339 } from '#lib/pods/logs/format.ts';
 import { DEFAULT_CONTAINER } from '#lib/pods/logs/locate.ts';
-import { type ApiClient, CliError } from './client.ts';
+import { type ApiClient, CliError, usageError } from './client.ts';
 import { clientFlags, runClient } from './commands.ts';
 
 /** Where `logs` writes: raw bytes out (awaited, for backpressure), messages to stderr. */
@@ -40,7 +40,7 @@ const UNITS: Record<string, number> = {
 
 /** Go's time.ParseDuration, in milliseconds, with Go's error messages (what kubectl's `--since` takes). */
 export function parseGoDuration(text: string): number {
-  const invalid = () => new CliError(`time: invalid duration "${text}"`);
+  const invalid = () => usageError(`time: invalid duration "${text}"`);
   let s = text;
   const sign = s.startsWith('-') ? -1 : 1;
   if (s.startsWith('-') || s.startsWith('+')) s = s.slice(1);
@@ -51,9 +51,9 @@ export function parseGoDuration(text: string): number {
     if (m[0] === '') continue;
     const [, num = '', unit = ''] = m;
     if (num === '' || num === '.') throw invalid();
-    if (unit === '') throw new CliError(`time: missing unit in duration "${text}"`);
+    if (unit === '') throw usageError(`time: missing unit in duration "${text}"`);
     const f = UNITS[unit];
-    if (f === undefined) throw new CliError(`time: unknown unit "${unit}" in duration "${text}"`);
+    if (f === undefined) throw usageError(`time: unknown unit "${unit}" in duration "${text}"`);
     ms += Number(num) * f;
   }
   return sign * ms;
@@ -88,19 +88,19 @@ function pickContainers(pod: Pod, o: LogsOptions, io: LogIo): string[] {
 /** The log query kubectl sends for these flags, after kubectl's own checks. */
 function logQuery(o: LogsOptions): Record<string, string | undefined> {
   if (o.since && o.sinceTime)
-    throw new CliError('error: at most one of `sinceTime` or `sinceSeconds` may be specified');
-  if (o.tail < -1) throw new CliError('error: --tail must be greater than or equal to -1');
+    throw usageError('error: at most one of `sinceTime` or `sinceSeconds` may be specified');
+  if (o.tail < -1) throw usageError('error: --tail must be greater than or equal to -1');
   if (o.limitBytes !== undefined && o.limitBytes < 1)
-    throw new CliError('error: --limit-bytes must be greater than 0');
+    throw usageError('error: --limit-bytes must be greater than 0');
   let sinceSeconds: string | undefined;
   if (o.since) {
     let ms: number;
     try {
       ms = parseGoDuration(o.since);
     } catch (e) {
-      throw new CliError(`error: invalid argument "${o.since}" for "--since" flag: ${(e as Error).message}`);
+      throw usageError(`error: invalid argument "${o.since}" for "--since" flag: ${(e as Error).message}`);
     }
-    if (ms < 0) throw new CliError('error: --since must be greater than 0');
+    if (ms < 0) throw usageError('error: --since must be greater than 0');
     if (ms > 0) sinceSeconds = String(Math.round(ms / 1000)); // kubectl rounds to the nearest second
   }
   if (o.sinceTime !== undefined && parseRfc3339(o.sinceTime) === undefined)
@@ -131,12 +131,12 @@ export async function logs(
 ): Promise<number> {
   const [kind, podName] = target.includes('/') ? target.split('/', 2) : ['pod', target];
   if (!['pod', 'pods', 'po'].includes(kind!.toLowerCase()) || !podName)
-    throw new CliError(`error: cannot get the logs of "${target}": only pods have logs on an Outpost node`);
+    throw usageError(`error: cannot get the logs of "${target}": only pods have logs on an Outpost node`);
   if (positional && o.container && positional !== o.container)
-    throw new CliError('error: only one of -c or an inline [CONTAINER] arg is allowed');
+    throw usageError('error: only one of -c or an inline [CONTAINER] arg is allowed');
   const opts = { ...o, container: o.container ?? positional };
   if (opts.allContainers && opts.container)
-    throw new CliError(
+    throw usageError(
       `error: --all-containers=true should not be specified with container name ${opts.container}`,
     );
   const query = logQuery(opts);
@@ -202,7 +202,7 @@ const stdio: LogIo = {
 /** Registers `logs POD [CONTAINER]` with kubectl's flags, on the program or under `ctl`. */
 export function addLogs(parent: Command, setExit: (code: number) => void): void {
   const int = (flag: string) => (v: string) => {
-    if (!/^-?\d+$/.test(v)) throw new CliError(`error: invalid argument "${v}" for "${flag}" flag`);
+    if (!/^-?\d+$/.test(v)) throw usageError(`error: invalid argument "${v}" for "${flag}" flag`);
     return Number(v);
   };
   clientFlags(

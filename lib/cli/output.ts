@@ -2,7 +2,7 @@ import { stringify } from 'yaml';
 import { customColumnsRows, parseCustomColumns } from '#lib/kube/custom-columns.ts';
 import { compileJsonPath } from '#lib/kube/jsonpath.ts';
 import type { KubeObject } from '#lib/kube/types.ts';
-import { CliError } from './client.ts';
+import { CliError, usageError } from './client.ts';
 import { TabWriter } from './print-table.ts';
 
 export type OutputFormat =
@@ -21,14 +21,14 @@ export function parseOutput(value: string | undefined): OutputFormat {
   const eq = value.indexOf('=');
   const [name, arg] = eq < 0 ? [value, ''] : [value.slice(0, eq), value.slice(eq + 1)];
   if (name === 'jsonpath' || name === 'jsonpath-as-json') {
-    if (!arg) throw new CliError('error: template format specified but no template given');
+    if (!arg) throw usageError('error: template format specified but no template given');
     return { kind: 'jsonpath', template: arg };
   }
   if (name === 'custom-columns') {
-    if (!arg) throw new CliError('error: custom-columns format specified but no custom columns given');
+    if (!arg) throw usageError('error: custom-columns format specified but no custom columns given');
     return { kind: 'custom-columns', spec: arg };
   }
-  throw new CliError(
+  throw usageError(
     `error: unable to match a printer suitable for the output format "${value}", allowed formats are: custom-columns,json,jsonpath,name,wide,yaml`,
   );
 }

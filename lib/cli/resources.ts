@@ -1,4 +1,4 @@
-import { CliError } from './client.ts';
+import { CliError, usageError } from './client.ts';
 
 export interface CliResource {
   /** Plural name as in the API path. */
@@ -34,7 +34,7 @@ const RESOURCES: [string[], CliResource][] = [
 /** Resolves `pod`, `pods`, `po` (and `pod/web` forms are split by the caller) to the resource. */
 export function resolveResource(name: string): CliResource {
   const found = RESOURCES.find(([aliases]) => aliases.includes(name.toLowerCase()));
-  if (!found) throw new CliError(`error: the server doesn't have a resource type "${name}"`);
+  if (!found) throw usageError(`error: the server doesn't have a resource type "${name}"`);
   return found[1];
 }
 

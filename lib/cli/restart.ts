@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { RestartResult } from '#lib/pods/worker/restart.ts';
-import { type ApiClient, CliError } from './client.ts';
+import { type ApiClient, CliError, usageError } from './client.ts';
 import { clientFlags, runClient } from './commands.ts';
 import type { Io } from './get.ts';
 
@@ -10,12 +10,12 @@ const stdio: Io = { out: (t) => process.stdout.write(t), err: (t) => process.std
 function podNames(type: string, names: string[]): string[] {
   const args = type.includes('/') ? [type, ...names] : names;
   if (!type.includes('/') && !['pod', 'pods', 'po'].includes(type.toLowerCase()))
-    throw new CliError(`error: restart is only supported for pods, not "${type}"`);
+    throw usageError(`error: restart is only supported for pods, not "${type}"`);
   return args.map((a) => {
     if (!a.includes('/')) return a;
     const [kind = '', name = ''] = a.split('/');
     if (!['pod', 'pods', 'po'].includes(kind.toLowerCase()))
-      throw new CliError(`error: restart is only supported for pods, not "${kind}"`);
+      throw usageError(`error: restart is only supported for pods, not "${kind}"`);
     return name;
   });
 }
@@ -33,7 +33,7 @@ export async function restart(
   io: Io,
 ): Promise<number> {
   const pods = podNames(type, names);
-  if (pods.length === 0) throw new CliError('error: no pod specified for restart');
+  if (pods.length === 0) throw usageError('error: no pod specified for restart');
   let failed = false;
   for (const name of pods) {
     try {

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { isRole } from '#lib/auth/roles.ts';
 import { createToken } from '#lib/auth/tokens.ts';
 import type { AuditRecord } from '#lib/store/audit.ts';
-import { CliError } from './client.ts';
+import { CliError, usageError } from './client.ts';
 import { clientFlags, runClient } from './commands.ts';
 import { TabWriter } from './print-table.ts';
 
@@ -44,7 +44,7 @@ export function addAudit(program: Command, setExit: (code: number) => void): voi
     setExit(
       await runClient(o, async (client) => {
         if (!/^\d+$/.test(o.limit))
-          throw new CliError(`error: --limit must be a positive integer, got "${o.limit}"`);
+          throw usageError(`error: --limit must be a positive integer, got "${o.limit}"`);
         const list = await client.json<{ items: AuditRecord[] }>('/audit', {
           query: { limit: o.limit, user: o.user },
         });
