@@ -54,17 +54,20 @@ export function createApp(given: AppDeps): Hono<AppEnv> {
     return c.json(err.toStatus(), err.code as 404);
   });
   app.onError((err, c) => {
-    let status: StatusError;
-    if (err instanceof StatusError) status = err;
-    else if (err instanceof HTTPException) {
-      const code = err.status;
-      const reason = code === 413 ? 'RequestEntityTooLarge' : code >= 500 ? 'InternalError' : 'BadRequest';
-      status = new StatusError(code, reason, err.message || reason);
-    } else {
-      deps.log.error({ err, method: c.req.method, path: c.req.path }, 'request failed');
-      status = internal((err as Error)?.message ?? String(err));
-    }
+    const status = errorStatus(err, deps.log, c.req.method, c.req.path);
     return c.json(status.toStatus(), status.code as 400);
   });
   return app;
+}
+
+/** The Status an error is answered with; anything unexpected is logged and becomes a 500. */
+export function errorStatus(err: unknown, log: Deps['log'], method: string, path: string): StatusError {
+  if (err instanceof StatusError) return err;
+  if (err instanceof HTTPException) {
+    const code = err.status;
+    const reason = code === 413 ? 'RequestEntityTooLarge' : code >= 500 ? 'InternalError' : 'BadRequest';
+    return new StatusError(code, reason, err.message || reason);
+  }
+  log.error({ err, method, path }, 'request failed');
+  return internal((err as Error)?.message ?? String(err));
 }

@@ -2,21 +2,22 @@ import type { Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { type ServerType, serve } from '@hono/node-server';
-import type { Hono } from 'hono';
+import type { Env, Hono } from 'hono';
 import type { TlsFiles } from '#lib/auth/load.ts';
 import { handleUpgrades } from '#lib/exec/ws-node.ts';
-import type { AppEnv } from '#lib/http/env.ts';
 
 export interface RunningServer {
   url: string;
   server: ServerType;
+  /** Swaps the TLS certificate for new connections (a renewed serving certificate). */
+  setTls(tls: TlsFiles): void;
   /** Stops accepting, lets in-flight requests finish, closes connections as they go idle. */
   close(): Promise<void>;
 }
 
 /** Serves the app on host:port (port 0 picks a free one) and resolves once listening. */
-export function listen(
-  app: Hono<AppEnv>,
+export function listen<E extends Env>(
+  app: Hono<E>,
   host: string,
   port: number,
   tls?: TlsFiles,
@@ -37,6 +38,12 @@ export function listen(
       resolve({
         url: `${tls ? 'https' : 'http'}://${h}:${info.port}`,
         server,
+        setTls: (next) =>
+          (server as unknown as { setSecureContext(o: object): void }).setSecureContext({
+            cert: next.cert,
+            key: next.key,
+            ...(next.ca ? { ca: next.ca } : {}),
+          }),
         close: () =>
           new Promise<void>((done) => {
             draining = true;
@@ -65,7 +72,7 @@ export function listen(
       if (draining) res.shouldKeepAlive = false;
     });
     // Upgrade requests (exec's WebSocket and SPDY) go through the app too.
-    const upgrades = handleUpgrades(http, app.fetch);
+    const upgrades = handleUpgrades(http, app.fetch as Parameters<typeof handleUpgrades>[1]);
     server.once('error', reject);
   });
 }

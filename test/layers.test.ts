@@ -33,6 +33,7 @@ export const LAYERS: Record<string, number> = {
   routes: 6,
   'lib/app.ts': 7,
   'lib/server.ts': 7,
+  'lib/node-api': 7,
   'lib/agent.ts': 8,
   'lib/cli': 9,
   bin: 10,

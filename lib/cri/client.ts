@@ -179,6 +179,23 @@ export class CriClient {
     return (await this.call<{ url: string }>(runtime, 'Exec', req, container(req.containerId))).url;
   }
 
+  /** Prepares a streaming attach to a running container's stdio; returns the runtime's URL. */
+  async attach(req: T.AttachRequest): Promise<string> {
+    return (await this.call<{ url: string }>(runtime, 'Attach', req, container(req.containerId))).url;
+  }
+
+  /** Prepares a port forward into a pod's network namespace; returns the runtime's URL. */
+  async portForward(podSandboxId: string, ports: number[] = []): Promise<string> {
+    const req = { podSandboxId, port: ports };
+    const target = { kind: 'podsandboxes', name: podSandboxId };
+    return (await this.call<{ url: string }>(runtime, 'PortForward', req, target)).url;
+  }
+
+  /** Usage of every container (or those the filter names). */
+  async listContainerStats(filter?: { id?: string; podSandboxId?: string }): Promise<T.ContainerStats[]> {
+    return (await this.call<{ stats: T.ContainerStats[] }>(runtime, 'ListContainerStats', { filter })).stats;
+  }
+
   async listImages(filter?: { image: T.ImageSpec }): Promise<T.Image[]> {
     return (await this.call<{ images: T.Image[] }>(images, 'ListImages', { filter })).images;
   }

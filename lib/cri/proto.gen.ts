@@ -66,6 +66,18 @@ export const descriptor: Record<string, unknown> = {
                   requestType: 'ExecRequest',
                   responseType: 'ExecResponse',
                 },
+                Attach: {
+                  requestType: 'AttachRequest',
+                  responseType: 'AttachResponse',
+                },
+                PortForward: {
+                  requestType: 'PortForwardRequest',
+                  responseType: 'PortForwardResponse',
+                },
+                ListContainerStats: {
+                  requestType: 'ListContainerStatsRequest',
+                  responseType: 'ListContainerStatsResponse',
+                },
                 Status: {
                   requestType: 'StatusRequest',
                   responseType: 'StatusResponse',
@@ -185,6 +197,14 @@ export const descriptor: Record<string, unknown> = {
               fields: {
                 value: {
                   type: 'int64',
+                  id: 1,
+                },
+              },
+            },
+            UInt64Value: {
+              fields: {
+                value: {
+                  type: 'uint64',
                   id: 1,
                 },
               },
@@ -1304,6 +1324,227 @@ export const descriptor: Record<string, unknown> = {
                 url: {
                   type: 'string',
                   id: 1,
+                },
+              },
+            },
+            AttachRequest: {
+              fields: {
+                containerId: {
+                  type: 'string',
+                  id: 1,
+                  protoName: 'container_id',
+                },
+                stdin: {
+                  type: 'bool',
+                  id: 2,
+                },
+                tty: {
+                  type: 'bool',
+                  id: 3,
+                },
+                stdout: {
+                  type: 'bool',
+                  id: 4,
+                },
+                stderr: {
+                  type: 'bool',
+                  id: 5,
+                },
+              },
+            },
+            AttachResponse: {
+              fields: {
+                url: {
+                  type: 'string',
+                  id: 1,
+                },
+              },
+            },
+            PortForwardRequest: {
+              fields: {
+                podSandboxId: {
+                  type: 'string',
+                  id: 1,
+                  protoName: 'pod_sandbox_id',
+                },
+                port: {
+                  rule: 'repeated',
+                  type: 'int32',
+                  id: 2,
+                },
+              },
+            },
+            PortForwardResponse: {
+              fields: {
+                url: {
+                  type: 'string',
+                  id: 1,
+                },
+              },
+            },
+            ContainerStatsFilter: {
+              fields: {
+                id: {
+                  type: 'string',
+                  id: 1,
+                },
+                podSandboxId: {
+                  type: 'string',
+                  id: 2,
+                  protoName: 'pod_sandbox_id',
+                },
+                labelSelector: {
+                  keyType: 'string',
+                  type: 'string',
+                  id: 3,
+                  protoName: 'label_selector',
+                },
+              },
+            },
+            ListContainerStatsRequest: {
+              fields: {
+                filter: {
+                  type: 'ContainerStatsFilter',
+                  id: 1,
+                },
+              },
+            },
+            ListContainerStatsResponse: {
+              fields: {
+                stats: {
+                  rule: 'repeated',
+                  type: 'ContainerStats',
+                  id: 1,
+                },
+              },
+            },
+            ContainerAttributes: {
+              fields: {
+                id: {
+                  type: 'string',
+                  id: 1,
+                },
+                metadata: {
+                  type: 'ContainerMetadata',
+                  id: 2,
+                },
+                labels: {
+                  keyType: 'string',
+                  type: 'string',
+                  id: 3,
+                },
+                annotations: {
+                  keyType: 'string',
+                  type: 'string',
+                  id: 4,
+                },
+              },
+            },
+            ContainerStats: {
+              fields: {
+                attributes: {
+                  type: 'ContainerAttributes',
+                  id: 1,
+                },
+                cpu: {
+                  type: 'CpuUsage',
+                  id: 2,
+                },
+                memory: {
+                  type: 'MemoryUsage',
+                  id: 3,
+                },
+                writableLayer: {
+                  type: 'FilesystemUsage',
+                  id: 4,
+                  protoName: 'writable_layer',
+                },
+              },
+            },
+            CpuUsage: {
+              fields: {
+                timestamp: {
+                  type: 'int64',
+                  id: 1,
+                },
+                usageCoreNanoSeconds: {
+                  type: 'UInt64Value',
+                  id: 2,
+                  protoName: 'usage_core_nano_seconds',
+                },
+                usageNanoCores: {
+                  type: 'UInt64Value',
+                  id: 3,
+                  protoName: 'usage_nano_cores',
+                },
+              },
+            },
+            MemoryUsage: {
+              fields: {
+                timestamp: {
+                  type: 'int64',
+                  id: 1,
+                },
+                workingSetBytes: {
+                  type: 'UInt64Value',
+                  id: 2,
+                  protoName: 'working_set_bytes',
+                },
+                availableBytes: {
+                  type: 'UInt64Value',
+                  id: 3,
+                  protoName: 'available_bytes',
+                },
+                usageBytes: {
+                  type: 'UInt64Value',
+                  id: 4,
+                  protoName: 'usage_bytes',
+                },
+                rssBytes: {
+                  type: 'UInt64Value',
+                  id: 5,
+                  protoName: 'rss_bytes',
+                },
+                pageFaults: {
+                  type: 'UInt64Value',
+                  id: 6,
+                  protoName: 'page_faults',
+                },
+                majorPageFaults: {
+                  type: 'UInt64Value',
+                  id: 7,
+                  protoName: 'major_page_faults',
+                },
+              },
+            },
+            FilesystemIdentifier: {
+              fields: {
+                mountpoint: {
+                  type: 'string',
+                  id: 1,
+                },
+              },
+            },
+            FilesystemUsage: {
+              fields: {
+                timestamp: {
+                  type: 'int64',
+                  id: 1,
+                },
+                fsId: {
+                  type: 'FilesystemIdentifier',
+                  id: 2,
+                  protoName: 'fs_id',
+                },
+                usedBytes: {
+                  type: 'UInt64Value',
+                  id: 3,
+                  protoName: 'used_bytes',
+                },
+                inodesUsed: {
+                  type: 'UInt64Value',
+                  id: 4,
+                  protoName: 'inodes_used',
                 },
               },
             },

@@ -159,6 +159,43 @@ export interface ExecRequest {
   stderr?: boolean;
 }
 
+export interface AttachRequest {
+  containerId: string;
+  stdin?: boolean;
+  tty?: boolean;
+  stdout?: boolean;
+  stderr?: boolean;
+}
+
+/** A uint64 as the decoder gives it (a decimal string), absent when the runtime did not set it. */
+export type UInt64Value = { value: string } | null;
+
+/** One container's usage (CRI ContainerStats); timestamps in ns since the epoch, as strings. */
+export interface ContainerStats {
+  attributes: {
+    id: string;
+    metadata: { name: string; attempt: number } | null;
+    labels: StringMap;
+    annotations: StringMap;
+  } | null;
+  cpu: { timestamp: string; usageCoreNanoSeconds: UInt64Value; usageNanoCores: UInt64Value } | null;
+  memory: {
+    timestamp: string;
+    workingSetBytes: UInt64Value;
+    availableBytes: UInt64Value;
+    usageBytes: UInt64Value;
+    rssBytes: UInt64Value;
+    pageFaults: UInt64Value;
+    majorPageFaults: UInt64Value;
+  } | null;
+  writableLayer: {
+    timestamp: string;
+    fsId: { mountpoint: string } | null;
+    usedBytes: UInt64Value;
+    inodesUsed: UInt64Value;
+  } | null;
+}
+
 export interface AuthConfig {
   username?: string;
   password?: string;

@@ -8,19 +8,45 @@ import {
   isWebSocketUpgrade,
   offeredProtocols,
 } from './options.ts';
-import { prepareExec } from './run.ts';
-import { upgraderOf } from './upgrade.ts';
+import { prepareAttach, prepareExec } from './run.ts';
+import { type ExecSession, upgraderOf } from './upgrade.ts';
+
+/** The streams a session asks for. */
+type Streams = Pick<ExecOptions, 'stdin' | 'stdout' | 'stderr' | 'tty'>;
 
 /**
  * Checks an exec upgrade request, prepares the runtime session and hands it to the server's
  * upgrader. Throws the Status the client gets instead: 400 for a request that is not a WebSocket
  * handshake or offers no channel protocol Outpost speaks (kubectl ≥ 1.30 then retries over SPDY).
  */
-export async function prepareExecUpgrade(
+export function prepareExecUpgrade(
   c: AppContext,
   target: RunningContainer,
   opts: ExecOptions,
   kind: 'websocket' | 'spdy',
+): Promise<void> {
+  return prepareStreamUpgrade(c, opts, kind, (passThrough) =>
+    prepareExec(requireRuntime(c.var.cri), target, opts, passThrough),
+  );
+}
+
+/** The same for an attach to a running container's own stdio (CRI Attach). */
+export function prepareAttachUpgrade(
+  c: AppContext,
+  target: RunningContainer,
+  opts: Streams,
+  kind: 'websocket' | 'spdy',
+): Promise<void> {
+  return prepareStreamUpgrade(c, opts, kind, (passThrough) =>
+    prepareAttach(requireRuntime(c.var.cri), target, opts, passThrough),
+  );
+}
+
+async function prepareStreamUpgrade(
+  c: AppContext,
+  opts: Streams,
+  kind: 'websocket' | 'spdy',
+  prepare: (passThrough: boolean) => Promise<ExecSession>,
 ): Promise<void> {
   const headers = c.req.raw.headers;
   const upgrade = upgraderOf(c);
@@ -32,7 +58,7 @@ export async function prepareExecUpgrade(
     if (!upgrade)
       throw badRequest('SPDY/3.1 streams are not served by this server: use kubectl 1.30 or newer');
     const leave = c.var.limits.exec.enter();
-    const session = await prepareExec(requireRuntime(c.var.cri), target, opts, true).catch((e) => {
+    const session = await prepare(true).catch((e) => {
       leave();
       throw e;
     });
@@ -49,7 +75,7 @@ export async function prepareExecUpgrade(
     );
   }
   const leave = c.var.limits.exec.enter();
-  const session = await prepareExec(requireRuntime(c.var.cri), target, opts).catch((e) => {
+  const session = await prepare(false).catch((e) => {
     leave();
     throw e;
   });

@@ -46,6 +46,31 @@ export async function prepareExec(
   };
 }
 
+/** The same for an attach to the container's own stdio (CRI Attach). */
+export async function prepareAttach(
+  cri: CriClient,
+  target: RunningContainer,
+  opts: Omit<ExecOptions, 'container' | 'command'>,
+  passThrough = false,
+): Promise<ExecSession> {
+  const stdin = opts.stdin || (opts.tty && !passThrough);
+  const url = await cri.attach({
+    containerId: target.containerId,
+    stdin,
+    stdout: opts.stdout,
+    stderr: opts.stderr && !opts.tty,
+    tty: opts.tty,
+  });
+  return {
+    url,
+    stdin,
+    stdout: opts.stdout,
+    stderr: opts.stderr && !opts.tty,
+    tty: opts.tty,
+    target: `${target.pod.metadata.namespace}/${target.pod.metadata.name}/${target.container}`,
+  };
+}
+
 const where = (t: RunningContainer) => `container ${t.container} of pod ${t.pod.metadata.name}`;
 
 // runc reports a command that cannot start (not found, not executable) as a failed exec; that is

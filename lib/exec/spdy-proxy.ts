@@ -14,7 +14,8 @@ const DROP = new Set([
 ]);
 
 /**
- * Passes a client's SPDY upgrade (kubectl ≤ 1.29, `keadm ctl exec -t`) through to the runtime's
+ * Passes a client's SPDY upgrade (kubectl ≤ 1.29, `keadm ctl exec -t`, port forwarding; or port
+ * forwarding's WebSocket) through to the runtime's
  * streaming URL, then copies bytes both ways, as the API server's upgrade-aware proxy does: the
  * runtime negotiates the stream protocol (`X-Stream-Protocol-Version`) with the client itself, and
  * a refusal reaches the client as the runtime sent it. Calls `done` once, when the session is over.
@@ -31,7 +32,8 @@ export function proxySpdy(
     if (!DROP.has(req.rawHeaders[i]!.toLowerCase())) headers.push(req.rawHeaders[i]!, req.rawHeaders[i + 1]!);
   }
   const upstream = request(url, {
-    method: 'POST',
+    // SPDY upgrades are POSTs; a WebSocket handshake (port forwarding's) is a GET.
+    method: req.method === 'GET' ? 'GET' : 'POST',
     agent: false,
     headers: ['Host', new URL(url).host, ...headers, 'Content-Length', '0'],
   });

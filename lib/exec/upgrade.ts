@@ -26,7 +26,9 @@ export type UpgradePlan =
   /** Accept the WebSocket with this subprotocol and relay its channels to the runtime. */
   | { kind: 'websocket'; protocol: ChannelProtocol; session: ExecSession }
   /** Pass a SPDY upgrade through to the runtime's streaming server, byte for byte. */
-  | { kind: 'spdy'; session: ExecSession };
+  | { kind: 'spdy'; session: ExecSession }
+  /** Pass any upgrade (port forwarding's SPDY or WebSocket) through to this runtime URL. */
+  | { kind: 'passthrough'; session: Pick<ExecSession, 'url' | 'target' | 'onEnd'> };
 
 export type Upgrader = (plan: UpgradePlan) => void;
 

@@ -61,7 +61,7 @@ export function handleUpgrades(server: Server, fetch: Fetch, log?: RelayLogger):
     const accepted: UpgradePlan = plan;
     // However the session ends (or fails to start), its exec slot is given back (idempotent).
     socket.once('close', () => accepted.session.onEnd?.());
-    if (accepted.kind === 'spdy') {
+    if (accepted.kind === 'spdy' || accepted.kind === 'passthrough') {
       sessions.set(socket, () => socket.destroy());
       proxySpdy(req, socket, head, accepted.session.url, () => {
         sessions.delete(socket);

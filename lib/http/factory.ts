@@ -15,15 +15,18 @@ function causes(issues: readonly z.core.$ZodIssue[]) {
   }));
 }
 
+/** The 400 BadRequest Status for query parameters that failed a schema, one cause per parameter. */
+export function queryError(issues: readonly z.core.$ZodIssue[]): StatusError {
+  const list = causes(issues);
+  return badRequest(`invalid query: ${list.map((c) => `${c.field}: ${c.message}`).join(', ')}`, {
+    causes: list,
+  });
+}
+
 /** Validates query parameters; a bad value is a 400 BadRequest Status naming the parameter. */
 export const query = <T extends z.ZodType>(schema: T) =>
   zValidator('query', schema, (result) => {
-    if (!result.success) {
-      const list = causes(result.error.issues);
-      throw badRequest(`invalid query: ${list.map((c) => `${c.field}: ${c.message}`).join(', ')}`, {
-        causes: list,
-      });
-    }
+    if (!result.success) throw queryError(result.error.issues);
   });
 
 /** Validates a JSON body; a schema violation is a 422 Invalid Status with one cause per field. */
