@@ -59,6 +59,11 @@ program
   .option('--max-body-bytes <n>', 'largest request body (default 1048576)')
   .option('--max-exec-sessions <n>', 'concurrent exec sessions (default 16)')
   .option('--max-log-streams <n>', 'concurrent followed logs (default 32)')
+  .option('--kubelet-port <port>', "the node API for the cluster's API server, with --cloud (default 10250)")
+  .option(
+    '--node-ip <ip>',
+    'the address the Node reports and the node API serves on (default: the first non-loopback IPv4)',
+  )
   .option(
     '--mqtt <url>',
     'MQTT broker for KubeEdge twin topics and Home Assistant (mqtt://HOST:1883, mqtts://...)',

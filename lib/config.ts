@@ -52,6 +52,10 @@ export const serveConfig = z.object({
   maxExecSessions: z.coerce.number().int().min(1).default(16),
   maxLogStreams: z.coerce.number().int().min(1).default(32),
   logLevel: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  /** The node API (kubelet's port) with --cloud; 0 picks a free port. Off without --cloud. */
+  kubeletPort: z.coerce.number().int().min(0).max(65535).default(10250),
+  /** The address the Node reports (InternalIP) and the node API's certificate names. */
+  nodeIp: z.ipv4().or(z.ipv6()).optional(),
   /** MQTT broker for the KubeEdge EventBus topics and Home Assistant discovery (off when unset). */
   mqtt: z
     .string()
