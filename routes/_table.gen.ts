@@ -9,37 +9,39 @@ import * as r5 from './api/v1/namespaces/[ns]/events/index.ts';
 import * as r6 from './api/v1/namespaces/[ns]/pods/index.ts';
 import * as r7 from './api/v1/namespaces/[ns]/pods/restart.ts';
 import * as r8 from './api/v1/namespaces/[ns]/pods/[name]/index.ts';
-import * as r9 from './api/v1/namespaces/[ns]/pods/[name]/exec.ts';
-import * as r10 from './api/v1/namespaces/[ns]/pods/[name]/log.ts';
-import * as r11 from './api/v1/namespaces/[ns]/pods/[name]/restart.ts';
-import * as r12 from './api/v1/pods.ts';
-import * as r13 from './apis/index.ts';
-import * as r14 from './apis/devices.kubeedge.io/index.ts';
-import * as r15 from './apis/devices.kubeedge.io/v1beta1/index.ts';
-import * as r16 from './apis/devices.kubeedge.io/v1beta1/devicemodels.ts';
-import * as r17 from './apis/devices.kubeedge.io/v1beta1/devices.ts';
-import * as r18 from './apis/devices.kubeedge.io/v1beta1/namespaces/[ns]/devicemodels/index.ts';
-import * as r19 from './apis/devices.kubeedge.io/v1beta1/namespaces/[ns]/devicemodels/[name]/index.ts';
-import * as r20 from './apis/devices.kubeedge.io/v1beta1/namespaces/[ns]/devices/index.ts';
-import * as r21 from './apis/devices.kubeedge.io/v1beta1/namespaces/[ns]/devices/[name]/index.ts';
-import * as r22 from './audit/index.ts';
-import * as r23 from './devices/index.ts';
-import * as r24 from './devices/[ns]/index.ts';
-import * as r25 from './devices/[ns]/[name]/index.ts';
-import * as r26 from './healthz.ts';
-import * as r27 from './livez.ts';
-import * as r28 from './metrics.ts';
-import * as r29 from './openapi/v2.ts';
-import * as r30 from './openapi/v3/index.ts';
-import * as r31 from './openapi/v3/apis/devices.kubeedge.io/v1beta1.ts';
-import * as r32 from './pods/index.ts';
-import * as r33 from './pods/[ns]/index.ts';
-import * as r34 from './pods/[ns]/[name]/index.ts';
-import * as r35 from './pods/[ns]/[name]/exec.ts';
-import * as r36 from './pods/[ns]/[name]/logs.ts';
-import * as r37 from './pods/[ns]/[name]/restart.ts';
-import * as r38 from './readyz.ts';
-import * as r39 from './version.ts';
+import * as r9 from './api/v1/namespaces/[ns]/pods/[name]/eviction.ts';
+import * as r10 from './api/v1/namespaces/[ns]/pods/[name]/exec.ts';
+import * as r11 from './api/v1/namespaces/[ns]/pods/[name]/log.ts';
+import * as r12 from './api/v1/namespaces/[ns]/pods/[name]/restart.ts';
+import * as r13 from './api/v1/namespaces/[ns]/pods/[name]/status.ts';
+import * as r14 from './api/v1/pods.ts';
+import * as r15 from './apis/index.ts';
+import * as r16 from './apis/devices.kubeedge.io/index.ts';
+import * as r17 from './apis/devices.kubeedge.io/v1beta1/index.ts';
+import * as r18 from './apis/devices.kubeedge.io/v1beta1/devicemodels.ts';
+import * as r19 from './apis/devices.kubeedge.io/v1beta1/devices.ts';
+import * as r20 from './apis/devices.kubeedge.io/v1beta1/namespaces/[ns]/devicemodels/index.ts';
+import * as r21 from './apis/devices.kubeedge.io/v1beta1/namespaces/[ns]/devicemodels/[name]/index.ts';
+import * as r22 from './apis/devices.kubeedge.io/v1beta1/namespaces/[ns]/devices/index.ts';
+import * as r23 from './apis/devices.kubeedge.io/v1beta1/namespaces/[ns]/devices/[name]/index.ts';
+import * as r24 from './audit/index.ts';
+import * as r25 from './devices/index.ts';
+import * as r26 from './devices/[ns]/index.ts';
+import * as r27 from './devices/[ns]/[name]/index.ts';
+import * as r28 from './healthz.ts';
+import * as r29 from './livez.ts';
+import * as r30 from './metrics.ts';
+import * as r31 from './openapi/v2.ts';
+import * as r32 from './openapi/v3/index.ts';
+import * as r33 from './openapi/v3/apis/devices.kubeedge.io/v1beta1.ts';
+import * as r34 from './pods/index.ts';
+import * as r35 from './pods/[ns]/index.ts';
+import * as r36 from './pods/[ns]/[name]/index.ts';
+import * as r37 from './pods/[ns]/[name]/exec.ts';
+import * as r38 from './pods/[ns]/[name]/logs.ts';
+import * as r39 from './pods/[ns]/[name]/restart.ts';
+import * as r40 from './readyz.ts';
+import * as r41 from './version.ts';
 
 export const routes: { path: string; pattern: RegExp; module: RouteModule }[] = [
   { path: '/api', pattern: /^\/api\/?$/, module: r0 },
@@ -51,35 +53,37 @@ export const routes: { path: string; pattern: RegExp; module: RouteModule }[] = 
   { path: '/api/v1/namespaces/:ns/pods', pattern: /^\/api\/v1\/namespaces\/[^\/]+\/pods\/?$/, module: r6 },
   { path: '/api/v1/namespaces/:ns/pods/restart', pattern: /^\/api\/v1\/namespaces\/[^\/]+\/pods\/restart\/?$/, module: r7 },
   { path: '/api/v1/namespaces/:ns/pods/:name', pattern: /^\/api\/v1\/namespaces\/[^\/]+\/pods\/[^\/]+\/?$/, module: r8 },
-  { path: '/api/v1/namespaces/:ns/pods/:name/exec', pattern: /^\/api\/v1\/namespaces\/[^\/]+\/pods\/[^\/]+\/exec\/?$/, module: r9 },
-  { path: '/api/v1/namespaces/:ns/pods/:name/log', pattern: /^\/api\/v1\/namespaces\/[^\/]+\/pods\/[^\/]+\/log\/?$/, module: r10 },
-  { path: '/api/v1/namespaces/:ns/pods/:name/restart', pattern: /^\/api\/v1\/namespaces\/[^\/]+\/pods\/[^\/]+\/restart\/?$/, module: r11 },
-  { path: '/api/v1/pods', pattern: /^\/api\/v1\/pods\/?$/, module: r12 },
-  { path: '/apis', pattern: /^\/apis\/?$/, module: r13 },
-  { path: '/apis/devices.kubeedge.io', pattern: /^\/apis\/devices.kubeedge.io\/?$/, module: r14 },
-  { path: '/apis/devices.kubeedge.io/v1beta1', pattern: /^\/apis\/devices.kubeedge.io\/v1beta1\/?$/, module: r15 },
-  { path: '/apis/devices.kubeedge.io/v1beta1/devicemodels', pattern: /^\/apis\/devices.kubeedge.io\/v1beta1\/devicemodels\/?$/, module: r16 },
-  { path: '/apis/devices.kubeedge.io/v1beta1/devices', pattern: /^\/apis\/devices.kubeedge.io\/v1beta1\/devices\/?$/, module: r17 },
-  { path: '/apis/devices.kubeedge.io/v1beta1/namespaces/:ns/devicemodels', pattern: /^\/apis\/devices.kubeedge.io\/v1beta1\/namespaces\/[^\/]+\/devicemodels\/?$/, module: r18 },
-  { path: '/apis/devices.kubeedge.io/v1beta1/namespaces/:ns/devicemodels/:name', pattern: /^\/apis\/devices.kubeedge.io\/v1beta1\/namespaces\/[^\/]+\/devicemodels\/[^\/]+\/?$/, module: r19 },
-  { path: '/apis/devices.kubeedge.io/v1beta1/namespaces/:ns/devices', pattern: /^\/apis\/devices.kubeedge.io\/v1beta1\/namespaces\/[^\/]+\/devices\/?$/, module: r20 },
-  { path: '/apis/devices.kubeedge.io/v1beta1/namespaces/:ns/devices/:name', pattern: /^\/apis\/devices.kubeedge.io\/v1beta1\/namespaces\/[^\/]+\/devices\/[^\/]+\/?$/, module: r21 },
-  { path: '/audit', pattern: /^\/audit\/?$/, module: r22 },
-  { path: '/devices', pattern: /^\/devices\/?$/, module: r23 },
-  { path: '/devices/:ns', pattern: /^\/devices\/[^\/]+\/?$/, module: r24 },
-  { path: '/devices/:ns/:name', pattern: /^\/devices\/[^\/]+\/[^\/]+\/?$/, module: r25 },
-  { path: '/healthz', pattern: /^\/healthz\/?$/, module: r26 },
-  { path: '/livez', pattern: /^\/livez\/?$/, module: r27 },
-  { path: '/metrics', pattern: /^\/metrics\/?$/, module: r28 },
-  { path: '/openapi/v2', pattern: /^\/openapi\/v2\/?$/, module: r29 },
-  { path: '/openapi/v3', pattern: /^\/openapi\/v3\/?$/, module: r30 },
-  { path: '/openapi/v3/apis/devices.kubeedge.io/v1beta1', pattern: /^\/openapi\/v3\/apis\/devices.kubeedge.io\/v1beta1\/?$/, module: r31 },
-  { path: '/pods', pattern: /^\/pods\/?$/, module: r32 },
-  { path: '/pods/:ns', pattern: /^\/pods\/[^\/]+\/?$/, module: r33 },
-  { path: '/pods/:ns/:name', pattern: /^\/pods\/[^\/]+\/[^\/]+\/?$/, module: r34 },
-  { path: '/pods/:ns/:name/exec', pattern: /^\/pods\/[^\/]+\/[^\/]+\/exec\/?$/, module: r35 },
-  { path: '/pods/:ns/:name/logs', pattern: /^\/pods\/[^\/]+\/[^\/]+\/logs\/?$/, module: r36 },
-  { path: '/pods/:ns/:name/restart', pattern: /^\/pods\/[^\/]+\/[^\/]+\/restart\/?$/, module: r37 },
-  { path: '/readyz', pattern: /^\/readyz\/?$/, module: r38 },
-  { path: '/version', pattern: /^\/version\/?$/, module: r39 },
+  { path: '/api/v1/namespaces/:ns/pods/:name/eviction', pattern: /^\/api\/v1\/namespaces\/[^\/]+\/pods\/[^\/]+\/eviction\/?$/, module: r9 },
+  { path: '/api/v1/namespaces/:ns/pods/:name/exec', pattern: /^\/api\/v1\/namespaces\/[^\/]+\/pods\/[^\/]+\/exec\/?$/, module: r10 },
+  { path: '/api/v1/namespaces/:ns/pods/:name/log', pattern: /^\/api\/v1\/namespaces\/[^\/]+\/pods\/[^\/]+\/log\/?$/, module: r11 },
+  { path: '/api/v1/namespaces/:ns/pods/:name/restart', pattern: /^\/api\/v1\/namespaces\/[^\/]+\/pods\/[^\/]+\/restart\/?$/, module: r12 },
+  { path: '/api/v1/namespaces/:ns/pods/:name/status', pattern: /^\/api\/v1\/namespaces\/[^\/]+\/pods\/[^\/]+\/status\/?$/, module: r13 },
+  { path: '/api/v1/pods', pattern: /^\/api\/v1\/pods\/?$/, module: r14 },
+  { path: '/apis', pattern: /^\/apis\/?$/, module: r15 },
+  { path: '/apis/devices.kubeedge.io', pattern: /^\/apis\/devices.kubeedge.io\/?$/, module: r16 },
+  { path: '/apis/devices.kubeedge.io/v1beta1', pattern: /^\/apis\/devices.kubeedge.io\/v1beta1\/?$/, module: r17 },
+  { path: '/apis/devices.kubeedge.io/v1beta1/devicemodels', pattern: /^\/apis\/devices.kubeedge.io\/v1beta1\/devicemodels\/?$/, module: r18 },
+  { path: '/apis/devices.kubeedge.io/v1beta1/devices', pattern: /^\/apis\/devices.kubeedge.io\/v1beta1\/devices\/?$/, module: r19 },
+  { path: '/apis/devices.kubeedge.io/v1beta1/namespaces/:ns/devicemodels', pattern: /^\/apis\/devices.kubeedge.io\/v1beta1\/namespaces\/[^\/]+\/devicemodels\/?$/, module: r20 },
+  { path: '/apis/devices.kubeedge.io/v1beta1/namespaces/:ns/devicemodels/:name', pattern: /^\/apis\/devices.kubeedge.io\/v1beta1\/namespaces\/[^\/]+\/devicemodels\/[^\/]+\/?$/, module: r21 },
+  { path: '/apis/devices.kubeedge.io/v1beta1/namespaces/:ns/devices', pattern: /^\/apis\/devices.kubeedge.io\/v1beta1\/namespaces\/[^\/]+\/devices\/?$/, module: r22 },
+  { path: '/apis/devices.kubeedge.io/v1beta1/namespaces/:ns/devices/:name', pattern: /^\/apis\/devices.kubeedge.io\/v1beta1\/namespaces\/[^\/]+\/devices\/[^\/]+\/?$/, module: r23 },
+  { path: '/audit', pattern: /^\/audit\/?$/, module: r24 },
+  { path: '/devices', pattern: /^\/devices\/?$/, module: r25 },
+  { path: '/devices/:ns', pattern: /^\/devices\/[^\/]+\/?$/, module: r26 },
+  { path: '/devices/:ns/:name', pattern: /^\/devices\/[^\/]+\/[^\/]+\/?$/, module: r27 },
+  { path: '/healthz', pattern: /^\/healthz\/?$/, module: r28 },
+  { path: '/livez', pattern: /^\/livez\/?$/, module: r29 },
+  { path: '/metrics', pattern: /^\/metrics\/?$/, module: r30 },
+  { path: '/openapi/v2', pattern: /^\/openapi\/v2\/?$/, module: r31 },
+  { path: '/openapi/v3', pattern: /^\/openapi\/v3\/?$/, module: r32 },
+  { path: '/openapi/v3/apis/devices.kubeedge.io/v1beta1', pattern: /^\/openapi\/v3\/apis\/devices.kubeedge.io\/v1beta1\/?$/, module: r33 },
+  { path: '/pods', pattern: /^\/pods\/?$/, module: r34 },
+  { path: '/pods/:ns', pattern: /^\/pods\/[^\/]+\/?$/, module: r35 },
+  { path: '/pods/:ns/:name', pattern: /^\/pods\/[^\/]+\/[^\/]+\/?$/, module: r36 },
+  { path: '/pods/:ns/:name/exec', pattern: /^\/pods\/[^\/]+\/[^\/]+\/exec\/?$/, module: r37 },
+  { path: '/pods/:ns/:name/logs', pattern: /^\/pods\/[^\/]+\/[^\/]+\/logs\/?$/, module: r38 },
+  { path: '/pods/:ns/:name/restart', pattern: /^\/pods\/[^\/]+\/[^\/]+\/restart\/?$/, module: r39 },
+  { path: '/readyz', pattern: /^\/readyz\/?$/, module: r40 },
+  { path: '/version', pattern: /^\/version\/?$/, module: r41 },
 ];

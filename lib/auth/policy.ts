@@ -6,8 +6,9 @@ export type Requirement = Role | 'public';
 const PUBLIC = new Set(['/healthz', '/livez', '/readyz', '/version']);
 
 /**
- * The role each operation needs: viewer reads (pods, events, devices, logs, metrics), operator
- * also restarts pods and edits devices, admin also execs into containers and reads the audit trail.
+ * The role each operation needs: viewer reads (pods, events, devices, logs, metrics, not Secrets),
+ * operator also creates, changes and deletes pods and ConfigMaps, restarts pods and edits devices,
+ * admin also reads and writes Secrets, execs into containers and reads the audit trail.
  * Anything not named here needs admin, so a new mutating route is closed until it is classified.
  */
 export function requiredRole(method: string, path: string): Requirement {
@@ -15,7 +16,12 @@ export function requiredRole(method: string, path: string): Requirement {
   if (PUBLIC.has(p) && (method === 'GET' || method === 'HEAD')) return 'public';
   if (/\/exec$/.test(p)) return 'admin';
   if (/^\/(api\/v1\/)?audit(\/|$)/.test(p)) return 'admin';
+  // Secrets are read and written by admins only (a list or watch of them carries their data).
+  if (/^\/api\/v1\/(namespaces\/[^/]+\/)?secrets(\/|$)/.test(p)) return 'admin';
   if (method === 'GET' || method === 'HEAD') return 'viewer';
+  // Operators run workloads: pods (and their status and eviction) and the ConfigMaps they read.
+  if (/^\/api\/v1\/namespaces\/[^/]+\/(pods|configmaps)(\/[^/]+(\/(status|eviction))?)?$/.test(p))
+    return 'operator';
   if (method === 'POST' && /\/restart$/.test(p)) return 'operator';
   if ((method === 'PUT' || method === 'PATCH') && /\/devices\/[^/]+$/.test(p)) return 'operator';
   return 'admin';

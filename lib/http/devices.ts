@@ -1,13 +1,11 @@
-import { parse as parseYaml } from 'yaml';
 import { DEVICE_API_VERSION, DEVICE_GROUP, type Device, type DeviceModel } from '#lib/kube/devices.ts';
-import { applyMergePatch } from '#lib/kube/merge-patch.ts';
 import { deviceModelTable, deviceTable } from '#lib/kube/printers/devices.ts';
-import { badRequest, notFound, StatusError, unavailable } from '#lib/kube/status.ts';
-import { applyStrategicMergePatch } from '#lib/kube/strategic-merge.ts';
+import { badRequest, notFound, unavailable } from '#lib/kube/status.ts';
 import { parseIncludeObject } from '#lib/kube/table.ts';
 import type { KubeObject } from '#lib/kube/types.ts';
 import type { CrdStore } from '#lib/store/crd.ts';
 import type { Store } from '#lib/store/index.ts';
+import { applyPatch, isObject, patchType, readBody } from './body.ts';
 import type { AppContext } from './env.ts';
 import type { Listable, Page } from './list.ts';
 import { wantsTable } from './negotiate.ts';
@@ -82,22 +80,6 @@ export function getOne(c: AppContext, kind: 'devices' | 'devicemodels', namespac
   );
 }
 
-// The request body as JSON (or YAML, which the API server also accepts); malformed is a 400.
-async function readBody(c: AppContext, type: string): Promise<unknown> {
-  const text = await c.req.text();
-  try {
-    return /yaml/.test(type) ? parseYaml(text) : JSON.parse(text);
-  } catch (e) {
-    const what = /yaml/.test(type) ? 'YAML' : 'JSON';
-    throw badRequest(
-      `the body of the request could not be decoded as ${what}: ${(e as Error).message.split('\n')[0]}`,
-    );
-  }
-}
-
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
-
 function manager(c: AppContext) {
   if (!c.var.dmi) throw unavailable('device management (DMI) is not running on this node');
   return c.var.dmi;
@@ -114,23 +96,14 @@ export async function putDevice(c: AppContext, namespace: string, name: string) 
 
 /**
  * `PATCH` of a device: a JSON merge patch (kubectl edit and `patch --type merge` on custom
- * resources) or a strategic merge patch, which for a Device (no merge keys) merges the same way.
+ * resources), a JSON patch (client-node's default for custom objects) or a strategic merge patch,
+ * which for a Device (no merge keys) merges the same way.
  */
 export async function patchDevice(c: AppContext, namespace: string, name: string) {
   const dmi = manager(c);
-  const type = (c.req.header('content-type') ?? '').split(';')[0]!.trim();
-  const merge = type === 'application/merge-patch+json';
-  if (!merge && type !== 'application/strategic-merge-patch+json') {
-    throw new StatusError(
-      415,
-      'UnsupportedMediaType',
-      `the body of the request was in an unknown format - accepted media types include: application/merge-patch+json, application/strategic-merge-patch+json`,
-    );
-  }
-  const patch = await readBody(c, type);
-  if (!isObject(patch)) throw badRequest('the patch must be a JSON object');
-  const edited = await dmi.editDevice(namespace, name, (current) =>
-    merge ? (applyMergePatch(current, patch) as Device) : applyStrategicMergePatch(current, patch),
-  );
+  const type = patchType(c, ['merge', 'strategic', 'json']);
+  const patch = await readBody(c, 'application/json');
+  if (type !== 'json' && !isObject(patch)) throw badRequest('the patch must be a JSON object');
+  const edited = await dmi.editDevice(namespace, name, (current) => applyPatch(current, type, patch));
   return c.json(edited);
 }

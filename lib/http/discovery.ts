@@ -32,12 +32,14 @@ export const coreResources: ApiResource[] = [
     singularName: 'pod',
     namespaced: true,
     kind: 'Pod',
-    verbs: ['get', 'list', 'watch'],
+    verbs: ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'],
     shortNames: ['po'],
     categories: ['all'],
   },
+  { name: 'pods/eviction', singularName: '', namespaced: true, kind: 'Eviction', verbs: ['create'] },
   { name: 'pods/exec', singularName: '', namespaced: true, kind: 'PodExecOptions', verbs: ['create', 'get'] },
   { name: 'pods/log', singularName: '', namespaced: true, kind: 'Pod', verbs: ['get'] },
+  { name: 'pods/status', singularName: '', namespaced: true, kind: 'Pod', verbs: ['get', 'patch', 'update'] },
 ];
 
 /** API groups beyond the core group: KubeEdge's device CRDs (edits of a device go through its mapper). */

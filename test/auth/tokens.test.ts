@@ -54,11 +54,13 @@ test('policy: reads are viewer, restart and device edits operator, exec and audi
   assert.is(requiredRole('GET', '/api/v1/namespaces/default/pods/web/exec'), 'admin');
   assert.is(requiredRole('POST', '/pods/default/web/exec'), 'admin');
   assert.is(requiredRole('GET', '/audit'), 'admin');
-  assert.is(
-    requiredRole('DELETE', '/api/v1/namespaces/default/pods/web'),
-    'admin',
-    'unclassified writes need admin',
-  );
+  assert.is(requiredRole('DELETE', '/api/v1/namespaces/default/pods/web'), 'operator');
+  assert.is(requiredRole('POST', '/api/v1/namespaces/default/pods'), 'operator');
+  assert.is(requiredRole('PATCH', '/api/v1/namespaces/default/pods/web/status'), 'operator');
+  assert.is(requiredRole('PUT', '/api/v1/namespaces/default/configmaps/cfg'), 'operator');
+  assert.is(requiredRole('GET', '/api/v1/namespaces/default/secrets'), 'admin', 'secret data is admin-only');
+  assert.is(requiredRole('GET', '/api/v1/secrets'), 'admin');
+  assert.is(requiredRole('DELETE', '/api/v1/namespaces'), 'admin', 'unclassified writes need admin');
 });
 
 test('authorize: 401 without or with a bad token, 403 below the role, principal otherwise', () => {

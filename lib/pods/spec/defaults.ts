@@ -92,3 +92,20 @@ export function validatePod(pod: Pod): StatusCause[] {
   }
   return causes;
 }
+
+/**
+ * What the API server adds to a pod created through it besides `defaultPod` (defaulting and the
+ * ServiceAccount and Priority admission plugins), in place: applied to API-created pods only, so
+ * that a manifest pod's spec, and so its hash, does not change.
+ */
+export function apiPodDefaults(pod: Pod): Pod {
+  const spec = pod.spec;
+  spec.serviceAccountName ??= (spec.serviceAccount as string | undefined) ?? 'default';
+  spec.serviceAccount ??= spec.serviceAccountName;
+  spec.securityContext ??= {};
+  spec.enableServiceLinks ??= true;
+  spec.priority ??= 0;
+  spec.preemptionPolicy ??= 'PreemptLowerPriority';
+  for (const c of [...(spec.initContainers ?? []), ...spec.containers]) c.resources ??= {};
+  return pod;
+}

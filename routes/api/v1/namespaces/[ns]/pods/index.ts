@@ -1,3 +1,6 @@
+import { deleteCollection } from '#lib/http/pod-delete.ts';
+import { createPod } from '#lib/http/pod-writes.ts';
+import { writeQuery } from '#lib/http/write-options.ts';
 import { factory, query } from '#lib/http/factory.ts';
 import { listOrWatch, listQuery } from '#lib/http/list.ts';
 import { param } from '#lib/http/params.ts';
@@ -7,3 +10,9 @@ import { podsResource } from '#lib/http/resources.ts';
 export const GET = factory.createHandlers(query(listQuery), (c) =>
   listOrWatch(c, podsResource(c.var.store), param(c, 'ns'), c.req.valid('query')),
 );
+
+/** Create a pod (kubectl run, create, apply); it runs through the lifecycle manager like a manifest pod. */
+export const POST = factory.createHandlers(query(writeQuery), (c) => createPod(c, param(c, 'ns')));
+
+/** Delete the pods that match the selectors (deletecollection); refused whole if one is not API-owned. */
+export const DELETE = factory.createHandlers((c) => deleteCollection(c, param(c, 'ns')));

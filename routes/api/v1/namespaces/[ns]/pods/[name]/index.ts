@@ -1,4 +1,7 @@
-import { factory } from '#lib/http/factory.ts';
+import { factory, query } from '#lib/http/factory.ts';
+import { deleteOne } from '#lib/http/pod-delete.ts';
+import { patchPod, replacePod } from '#lib/http/pod-writes.ts';
+import { writeQuery } from '#lib/http/write-options.ts';
 import { wantsTable } from '#lib/http/negotiate.ts';
 import { param } from '#lib/http/params.ts';
 import { podTable } from '#lib/kube/printers/pods.ts';
@@ -19,3 +22,16 @@ export const GET = factory.createHandlers((c) => {
   }
   return c.body(json, 200, { 'Content-Type': 'application/json' });
 });
+
+/** Replace a pod (kubectl replace): only API-created pods; images and a few fields may change. */
+export const PUT = factory.createHandlers(query(writeQuery), (c) =>
+  replacePod(c, param(c, 'ns'), param(c, 'name')),
+);
+
+/** Patch a pod: merge, strategic merge, JSON patch or server-side apply (which may create it). */
+export const PATCH = factory.createHandlers(query(writeQuery), (c) =>
+  patchPod(c, param(c, 'ns'), param(c, 'name')),
+);
+
+/** Delete a pod: terminated within its grace period by the lifecycle manager, then removed. */
+export const DELETE = factory.createHandlers((c) => deleteOne(c, param(c, 'ns'), param(c, 'name')));
