@@ -76,6 +76,10 @@ program
   .option('--mqtt-insecure', 'do not verify the broker’s TLS certificate')
   .option('--mqtt-topic-prefix <prefix>', 'prefix of Outpost’s state and command topics (default outpost)')
   .option('--mqtt-discovery-prefix <prefix>', 'Home Assistant discovery prefix (default homeassistant)')
+  .option(
+    '--cloud <kubeconfig>',
+    'join the cluster of this kubeconfig as node --node-name (also OUTPOST_CLOUD_KUBECONFIG)',
+  )
   .action(async (flags) => {
     // Loaded on demand: each command evaluates only the modules it uses (start-up time).
     const { serve } = await import('#lib/cli/serve.ts');

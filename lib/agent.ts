@@ -2,6 +2,9 @@ import { statSync } from 'node:fs';
 import { lockDataDir } from '#db/lock.ts';
 import { type Metabase, openMetabase } from '#db/open.ts';
 import { loadSecurity } from '#lib/auth/load.ts';
+import { type CloudContext, createCloudContext, loadKubeConfig } from '#lib/cloud/context.ts';
+import { cloudModule } from '#lib/cloud/module.ts';
+import type { NodeAgent } from '#lib/cloud/node-agent.ts';
 import { CriClient } from '#lib/cri/client.ts';
 import { Dmi, dmiSocketPath } from '#lib/dmi/module.ts';
 import type { Deps } from '#lib/http/env.ts';
@@ -33,6 +36,10 @@ export interface Agent {
   metabase: Metabase;
   supervisor: Supervisor;
   pods: PodManager | undefined;
+  /** The cloud link, with --cloud. */
+  cloud: CloudContext | undefined;
+  /** The node side of the cloud link, once the cloud module runs. */
+  cloudNode: NodeAgent | undefined;
   /** Graceful stop: streams end, in-flight requests finish, modules stop, the metabase is closed. */
   close(): Promise<void>;
 }
@@ -67,6 +74,23 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
     }
   }
   const security = loadSecurity(config, host, log);
+  let cloud: CloudContext | undefined;
+  if (config.cloud) {
+    let kubeConfig: ReturnType<typeof loadKubeConfig>;
+    try {
+      kubeConfig = loadKubeConfig(config.cloud);
+    } catch (e) {
+      throw new ConfigError(`--cloud ${config.cloud}: ${(e as Error).message}`);
+    }
+    cloud = await createCloudContext({
+      kubeConfig,
+      nodeName: config.nodeName,
+      clock,
+      log: log.child({ module: 'cloud' }),
+    }).catch((e: Error) => {
+      throw new ConfigError(`--cloud ${config.cloud}: ${e.message}`);
+    });
+  }
   // One agent per data directory, checked before anything in it is opened.
   const lock = config.dataDir === ':memory:' ? undefined : lockDataDir(config.dataDir);
   let metabase: Metabase;
@@ -83,7 +107,17 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
     clock,
     onFatal: (err) => (opts.onFatal ? opts.onFatal(err) : log.error({ err }, 'fatal module failure')),
   });
-  const metrics = createMetrics({ pods: () => store.pods.list().items });
+  const metrics = createMetrics({
+    pods: () => store.pods.list().items,
+    ...(cloud
+      ? {
+          cloud: () => {
+            const s = cloud.link.snapshot();
+            return { online: s.state === 'online', lastContact: s.lastContact, outbox: cloud.outboxStats() };
+          },
+        }
+      : {}),
+  });
   supervisor.on('change', (m) => metrics.module(m));
   timeMetabaseWrites(metabase.sqlite, (seconds) => metrics.metabaseWrite(seconds));
   const cri =
@@ -112,6 +146,7 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
     dmi: dmi.manager,
     restarts: cri ? new RestartRequests(now) : undefined,
     metrics,
+    cloud,
     auth: security.auth,
     limits: defaultLimits(now, {
       exec: config.maxExecSessions,
@@ -268,6 +303,28 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
       },
     });
   }
+  let cloudNode: NodeAgent | undefined;
+  if (cloud) {
+    const runtimeModuleRunning = () => supervisor.snapshot().find((m) => m.name === 'runtime');
+    supervisor.register(
+      cloudModule({
+        ctx: cloud,
+        dataDir: config.dataDir,
+        port: Number(new URL(server.url).port),
+        onNode: (n) => {
+          cloudNode = n;
+        },
+        runtime: async () => {
+          if (!cri) return { ready: true, version: '' };
+          const m = runtimeModuleRunning();
+          if (m?.state !== 'running')
+            return { ready: false, message: m?.lastError ?? 'not connected', version: '' };
+          const v = await cri.version();
+          return { ready: true, version: `${v.runtimeName}://${v.runtimeVersion}` };
+        },
+      }),
+    );
+  }
   supervisor.start();
   let closing: Promise<void> | undefined;
   log.info(
@@ -289,6 +346,10 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
     get pods() {
       return pods;
     },
+    cloud,
+    get cloudNode() {
+      return cloudNode;
+    },
     close() {
       closing ??= (async () => {
         shutdown.abort();
@@ -296,6 +357,7 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
         await server.close();
         await supervisor.stop();
         cri?.close();
+        await cloud?.close();
         metabase.close();
         lock?.release();
         log.info({}, 'outpost stopped');

@@ -77,12 +77,17 @@ export const serveConfig = z.object({
     .string()
     .regex(/^[^#+\s]+$/, 'no wildcards or spaces')
     .default('homeassistant'),
+  /** A kubeconfig: join its cluster as node `nodeName` (the cloud link); unset: standalone. */
+  cloud: z.string().min(1).optional(),
 });
 export type ServeConfig = z.infer<typeof serveConfig> & { logLevel: LogLevel };
 
 /** The environment variable of a serve option: `dataDir` → `OUTPOST_DATA_DIR`. */
 export const envName = (key: string): string =>
-  `OUTPOST_${key.replace(/[A-Z]/g, (m) => `_${m}`).toUpperCase()}`;
+  ENV_NAMES[key] ?? `OUTPOST_${key.replace(/[A-Z]/g, (m) => `_${m}`).toUpperCase()}`;
+
+/** Environment names that are not `OUTPOST_<FLAG>`. */
+const ENV_NAMES: Record<string, string> = { cloud: 'OUTPOST_CLOUD_KUBECONFIG' };
 
 /** The flag of a serve option: `dataDir` → `--data-dir`. */
 export const flagName = (key: string): string => `--${key.replace(/[A-Z]/g, (m) => `-${m.toLowerCase()}`)}`;
@@ -115,6 +120,7 @@ export function resolveServeConfig(
   const cfg = result.data as ServeConfig;
   // Paths handed to the runtime (volumes, log directories) must not depend on containerd's cwd.
   cfg.dataDir = resolve(cfg.dataDir);
+  if (cfg.cloud) cfg.cloud = resolve(cfg.cloud);
   parseListen(cfg.listen, 'listen' in given || !('listen' in fromEnv) ? '--listen' : 'OUTPOST_LISTEN');
   if (!!cfg.tlsCert !== !!cfg.tlsKey) throw new ConfigError('--tls-cert and --tls-key go together');
   if (cfg.clientCa && !cfg.tlsCert) throw new ConfigError('--client-ca needs TLS (--tls-cert and --tls-key)');

@@ -28,9 +28,18 @@ export interface Metrics {
   module(m: ModuleSnapshot): void;
 }
 
+/** The cloud link as /metrics shows it. */
+export interface CloudLinkFigures {
+  online: boolean;
+  lastContact: number | undefined;
+  outbox: { depth: number; oldestAgeSeconds: number } | undefined;
+}
+
 export interface MetricsSources {
   /** The pods to count by phase and container restarts, read at scrape time. */
   pods?: () => readonly Pod[];
+  /** The cloud link's state, read at scrape time (with `serve --cloud`). */
+  cloud?: () => CloudLinkFigures;
   /** Node's process metrics (CPU, RSS, event loop lag, GC); default true. */
   process?: boolean;
 }
@@ -119,6 +128,39 @@ export function createMetrics(sources: MetricsSources = {}): Metrics {
     });
     void phases;
     void restarts;
+  }
+
+  const cloud = sources.cloud;
+  if (cloud) {
+    const gauge = (name: string, help: string, read: (c: CloudLinkFigures) => number | undefined) =>
+      new Gauge({
+        name,
+        help,
+        registers,
+        collect() {
+          const v = read(cloud());
+          if (v === undefined) this.reset();
+          else this.set(v);
+        },
+      });
+    gauge('outpost_cloud_link_online', 'Whether the link to the API server is up (1) or down (0).', (c) =>
+      c.online ? 1 : 0,
+    );
+    gauge(
+      'outpost_cloud_last_contact_timestamp_seconds',
+      'When the API server last answered (Unix time).',
+      (c) => (c.lastContact === undefined ? undefined : c.lastContact / 1000),
+    );
+    gauge(
+      'outpost_cloud_outbox_depth',
+      'Entries waiting in the outbox for the API server.',
+      (c) => c.outbox?.depth,
+    );
+    gauge(
+      'outpost_cloud_outbox_oldest_age_seconds',
+      'Age of the oldest entry waiting in the outbox (0 when empty).',
+      (c) => c.outbox?.oldestAgeSeconds,
+    );
   }
 
   const seenRestarts = new Map<string, number>();

@@ -1,13 +1,13 @@
 // What every cloud-link part shares: the kubeconfig, the node name, the link state and one HTTP
-// transport to the API server (one HTTP/2 connection carries requests and watches). Every request
+// transport to the API server (one HTTP/2 connection carries requests and watches, lib/cloud/h2.ts). Every request
 // through it reports to the link: an answer marks it online, a failure to get one marks it
 // offline at once (and drops the connection, so watches on it end and restart after reconnect).
 
 import type { Readable } from 'node:stream';
 import { KubeConfig } from '@kubernetes/client-node';
-import { Agent, type Dispatcher, request } from 'undici';
 import type { Clock } from '#lib/clock.ts';
 import type { Logger } from '#lib/log.ts';
+import { H2Client } from './h2.ts';
 import { CloudLink } from './link.ts';
 
 /** A Kubernetes `Status` answer (or any HTTP error) from the API server. */
@@ -95,12 +95,11 @@ export function loadKubeConfig(file: string): KubeConfig {
 }
 
 interface Transport {
-  agent: Agent;
-  options: Agent.Options;
+  client: H2Client;
   headers: Record<string, string>;
 }
 
-async function makeTransport(kc: KubeConfig): Promise<Transport> {
+async function makeTransport(kc: KubeConfig, server: string): Promise<Transport> {
   const opts: {
     ca?: Buffer;
     cert?: Buffer;
@@ -111,22 +110,17 @@ async function makeTransport(kc: KubeConfig): Promise<Transport> {
     auth?: string;
   } = {};
   await kc.applyToHTTPSOptions(opts as never);
-  const headers: Record<string, string> = { ...(opts.headers ?? {}) };
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(opts.headers ?? {})) headers[k.toLowerCase()] = v;
   if (opts.auth) headers.authorization = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
-  const options: Agent.Options = {
-    allowH2: true,
-    connect: {
-      ...(opts.ca ? { ca: opts.ca } : {}),
-      ...(opts.cert ? { cert: opts.cert } : {}),
-      ...(opts.key ? { key: opts.key } : {}),
-      ...(opts.rejectUnauthorized === false ? { rejectUnauthorized: false } : {}),
-      ...(opts.servername ? { servername: opts.servername } : {}),
-      timeout: 10_000,
-    },
-    keepAliveTimeout: 60_000,
-    connections: 1,
-  };
-  return { agent: new Agent(options), options, headers };
+  const client = new H2Client(server, {
+    ...(opts.ca ? { ca: opts.ca } : {}),
+    ...(opts.cert ? { cert: opts.cert } : {}),
+    ...(opts.key ? { key: opts.key } : {}),
+    ...(opts.rejectUnauthorized === false ? { rejectUnauthorized: false } : {}),
+    ...(opts.servername ? { servername: opts.servername } : {}),
+  });
+  return { client, headers };
 }
 
 /** Builds the context: the transport from the kubeconfig's current context. */
@@ -136,24 +130,21 @@ export async function createCloudContext(o: CloudContextOptions): Promise<CloudC
   if (!cluster) throw new Error('kubeconfig: the current context names no cluster');
   const server = cluster.server.replace(/\/+$/, '');
   const link = new CloudLink(o.clock);
-  let transport = await makeTransport(kc);
+  let transport = await makeTransport(kc, server);
   let outbox: (() => OutboxStats) | undefined;
   let closed = false;
 
-  // Offline drops the connection: a half-dead HTTP/2 session must not carry the next attempts,
-  // and every watch on it ends at once (its owner waits for the link, then re-watches).
+  // Offline drops the connection: a half-dead session must not carry the next attempts, and
+  // every watch on it ends at once (its owner waits for the link, then re-watches).
   link.onChange((s) => {
-    if (s.state !== 'offline' || closed) return;
-    const old = transport.agent;
-    transport = { ...transport, agent: new Agent(transport.options) };
-    void old.destroy().catch(() => {});
+    if (s.state === 'offline' && !closed) transport.client.drop();
   });
   const rebuild = async (next: KubeConfig) => {
-    const t = await makeTransport(next);
-    const old = transport.agent;
+    const t = await makeTransport(next, server);
+    const old = transport.client;
     transport = t;
     kc = next;
-    void old.close().catch(() => {});
+    void old.close();
   };
 
   const raw = async (path: string, opts: RequestOptions = {}): Promise<RawResponse> => {
@@ -164,35 +155,28 @@ export async function createCloudContext(o: CloudContextOptions): Promise<CloudC
       ...transport.headers,
       accept: opts.accept ?? 'application/json',
       'user-agent': `outpost/${o.nodeName}`,
-      ...(opts.headers ?? {}),
     };
+    for (const [k, v] of Object.entries(opts.headers ?? {})) headers[k.toLowerCase()] = v;
     let body: string | undefined;
     if (opts.body !== undefined) {
       body = typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
       headers['content-type'] = opts.contentType ?? 'application/json';
     }
-    const timeout = AbortSignal.timeout(opts.timeoutMs ?? 10_000);
-    const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
+    const method = opts.method ?? 'GET';
     try {
-      const res = await request(url, {
-        dispatcher: transport.agent as Dispatcher,
-        method: (opts.method ?? 'GET') as Dispatcher.HttpMethod,
+      const res = await transport.client.request({
+        method,
+        path: url.pathname + url.search,
         headers,
         ...(body !== undefined ? { body } : {}),
-        signal,
-        headersTimeout: opts.timeoutMs ?? 10_000,
-        // Streams (watches) end when the server ends them; a dead link is noticed by the lease.
-        bodyTimeout: 0,
+        timeoutMs: opts.timeoutMs ?? 10_000,
+        ...(opts.signal ? { signal: opts.signal } : {}),
       });
       if (opts.reportToLink !== false) link.markOnline();
       return res as unknown as RawResponse;
     } catch (e) {
       if (opts.signal?.aborted) throw e;
-      const cause = (e as { cause?: { code?: string; message?: string } }).cause;
-      const why = timeout.aborted
-        ? `${opts.method ?? 'GET'} ${path}: no answer within ${opts.timeoutMs ?? 10_000} ms`
-        : `${opts.method ?? 'GET'} ${path}: ${cause?.code ?? (e as Error).message}${cause?.message ? ` (${cause.message})` : ''}`;
-      const err = new UnreachableError(why);
+      const err = new UnreachableError(`${method} ${path}: ${(e as Error).message}`);
       if (opts.reportToLink !== false) link.markOffline(err);
       throw err;
     }
@@ -244,7 +228,7 @@ export async function createCloudContext(o: CloudContextOptions): Promise<CloudC
     },
     async close() {
       closed = true;
-      await transport.agent.destroy().catch(() => {});
+      transport.client.drop();
     },
   };
   return ctx;

@@ -104,3 +104,29 @@ export class CloudLink {
     }
   }
 }
+
+/** Go-style short duration (850ms, 12s, 2m5s). */
+const ago = (ms: number): string => {
+  if (ms < 1000) return `${Math.max(0, Math.round(ms))}ms`;
+  const s = Math.round(ms / 1000);
+  return s < 60 ? `${s}s` : `${Math.floor(s / 60)}m${s % 60 ? `${s % 60}s` : ''}`;
+};
+
+/** One line on the link for /readyz?verbose and `outpost status`. */
+export function describeLink(
+  s: LinkSnapshot,
+  outbox: { depth: number; oldestAgeSeconds: number } | undefined,
+  now: number,
+): string {
+  const parts = [
+    s.state === 'online'
+      ? 'online'
+      : `offline for ${ago(now - s.since)}${s.lastError ? `: ${s.lastError}` : ''}`,
+  ];
+  parts.push(s.lastContact === undefined ? 'no contact yet' : `last contact ${ago(now - s.lastContact)} ago`);
+  if (outbox)
+    parts.push(
+      `outbox ${outbox.depth}${outbox.depth ? ` (oldest ${ago(outbox.oldestAgeSeconds * 1000)})` : ''}`,
+    );
+  return parts.join(', ');
+}

@@ -1,6 +1,7 @@
 import type { Context } from 'hono';
 import type { AuthConfig } from '#lib/auth/authenticate.ts';
 import type { Principal } from '#lib/auth/roles.ts';
+import type { CloudContext } from '#lib/cloud/context.ts';
 import type { CriClient } from '#lib/cri/client.ts';
 import type { DeviceManager } from '#lib/dmi/manager.ts';
 import type { Logger } from '#lib/log.ts';
@@ -31,6 +32,8 @@ export interface Deps {
   dmi?: DeviceManager | undefined;
   /** Containers stopped by a restart request, which the lifecycle manager restarts without back-off. */
   restarts?: RestartRequests | undefined;
+  /** The cloud link, with `serve --cloud` (link state for health and metrics, pass-through). */
+  cloud?: CloudContext | undefined;
   /** Prometheus metrics (`/metrics`, HTTP request counts); absent in tests that do not need them. */
   metrics?: Metrics | undefined;
   /** The MQTT bridge's broker link, when `--mqtt` is set (the dashboard shows it). */

@@ -10,6 +10,8 @@ export interface HealthzCheck {
   name: string;
   ok: boolean;
   detail?: string;
+  /** Shown after `ok` in verbose output (a passing check with state worth seeing, e.g. the cloud link). */
+  note?: string;
 }
 
 export interface HealthzResponse {
@@ -25,7 +27,7 @@ export function renderHealthz(kind: HealthzKind, checks: HealthzCheck[], verbose
   if (!failed && !verbose) return { status: 200, body: 'ok' };
   let body = '';
   for (const c of checks) {
-    if (c.ok) body += `[+]${c.name} ok\n`;
+    if (c.ok) body += `[+]${c.name} ok${verbose && c.note ? ` (${oneLine(c.note)})` : ''}\n`;
     else body += `[-]${c.name} failed: ${verbose ? oneLine(c.detail || 'unknown') : 'reason withheld'}\n`;
   }
   return failed

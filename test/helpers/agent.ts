@@ -50,6 +50,10 @@ export async function startTestAgent(
     get pods() {
       return agent.pods;
     },
+    cloud: agent.cloud,
+    get cloudNode() {
+      return agent.cloudNode;
+    },
     close: () => agent.close(),
     dataDir,
     async stop() {

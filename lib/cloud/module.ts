@@ -1,0 +1,40 @@
+// The `cloud` module: the reconnector and the node's loops over one CloudContext. Readiness does
+// not follow the link: offline is a normal state of an edge node (reads never wait for the cloud),
+// and the link's state has its own line in /readyz?verbose, /metrics and `outpost status`.
+import type { ModuleSpec } from '#lib/supervisor/modules.ts';
+import type { CloudContext } from './context.ts';
+import { NodeAgent, type RuntimeFacts } from './node-agent.ts';
+import { runReconnector } from './reconnect.ts';
+
+export interface CloudModuleOptions {
+  ctx: CloudContext;
+  dataDir: string;
+  port: number;
+  runtime: () => Promise<RuntimeFacts>;
+  /** Called with the NodeAgent once it exists (tests, the status command). */
+  onNode?: (node: NodeAgent) => void;
+}
+
+/** The supervised module that keeps the node registered, leased and reported. */
+export function cloudModule(o: CloudModuleOptions): ModuleSpec {
+  return {
+    name: 'cloud',
+    policy: 'Always',
+    run: async (mctx) => {
+      const { ctx } = o;
+      const off = ctx.link.onChange((s) =>
+        s.state === 'offline'
+          ? ctx.log.warn({ server: ctx.server, reason: s.lastError }, 'cloud link offline')
+          : ctx.log.info({ server: ctx.server }, 'cloud link online'),
+      );
+      const node = new NodeAgent({ ctx, dataDir: o.dataDir, port: o.port, runtime: o.runtime });
+      o.onNode?.(node);
+      mctx.ready();
+      try {
+        await Promise.all([runReconnector(ctx, mctx.signal), node.run(mctx.signal)]);
+      } finally {
+        off();
+      }
+    },
+  };
+}

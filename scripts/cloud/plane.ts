@@ -1,0 +1,280 @@
+// A real control plane on loopback: Debian's etcd, then kube-apiserver (Node,RBAC authorization,
+// NodeRestriction, bootstrap tokens), kube-controller-manager (service accounts, node lifecycle,
+// CSR approving and signing, bootstrap signer) and kube-scheduler, on free ports, with kubeconfigs.
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { request } from 'node:https';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { builtBinary } from './build.ts';
+import { clientKubeconfig, issue, makeClusterPki } from './pki.ts';
+
+export interface ControlPlaneOptions {
+  dir: string;
+  log?: (line: string) => void;
+  /** Leave the processes running when this process exits (`lab:cloud up`). */
+  detached?: boolean;
+  /** Extra kube-apiserver / kube-controller-manager flags (shortened timeouts in tests). */
+  apiserverFlags?: string[];
+  controllerManagerFlags?: string[];
+}
+
+export interface ControlPlane {
+  dir: string;
+  /** `https://127.0.0.1:PORT`. */
+  server: string;
+  port: number;
+  adminKubeconfig: string;
+  caFile: string;
+  pids(): Record<string, number | undefined>;
+  /** A kubeconfig with a client certificate `CN=system:node:<name>, O=system:nodes`. */
+  nodeKubeconfig(name: string, server?: string): string;
+  /** Stops the API server alone (a link cut); startApiserver brings it back on the same port. */
+  stopApiserver(): Promise<void>;
+  startApiserver(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** A free loopback TCP port. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** GET `path` on the API server as admin; the status code, or 0 when nothing answers. */
+function probe(dir: string, port: number, path: string): Promise<number> {
+  return new Promise((resolve) => {
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        ca: readFileSync(join(dir, 'ca.crt')),
+        cert: readFileSync(join(dir, 'admin.crt')),
+        key: readFileSync(join(dir, 'admin.key')),
+        timeout: 2_000,
+      },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      },
+    );
+    req.on('error', () => resolve(0));
+    req.on('timeout', () => req.destroy());
+    req.end();
+  });
+}
+
+async function waitUntil(
+  what: string,
+  fn: () => Promise<boolean>,
+  proc: () => ChildProcess | undefined,
+  log: string,
+  timeoutMs = 90_000,
+) {
+  for (const end = Date.now() + timeoutMs; Date.now() < end; await sleep(200)) {
+    if (await fn()) return;
+    const p = proc();
+    if (p && p.exitCode !== null) throw new Error(`${what} exited ${p.exitCode}; see ${log}`);
+  }
+  throw new Error(`${what} not ready within ${timeoutMs / 1000} s; see ${log}`);
+}
+
+/** Objects kubeadm creates for TLS bootstrapping and join discovery. */
+const BOOTSTRAP_RBAC = `
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: "outpost-lab:node-bootstrapper"}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: "system:node-bootstrapper"}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: Group, name: "system:bootstrappers"}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: "outpost-lab:node-autoapprove-bootstrap"}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: "system:certificates.k8s.io:certificatesigningrequests:nodeclient"}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: Group, name: "system:bootstrappers"}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: "outpost-lab:node-autoapprove-certificate-rotation"}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: "system:certificates.k8s.io:certificatesigningrequests:selfnodeclient"}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: Group, name: "system:nodes"}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: "outpost-lab:bootstrap-signer-clusterinfo", namespace: kube-public}
+rules: [{apiGroups: [""], resources: [configmaps], resourceNames: [cluster-info], verbs: [get]}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: "outpost-lab:bootstrap-signer-clusterinfo", namespace: kube-public}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: "outpost-lab:bootstrap-signer-clusterinfo"}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: "system:anonymous"}]
+`;
+
+/** Starts etcd and the control plane in `dir`; resolves once the API server is ready and set up. */
+export async function startControlPlane(o: ControlPlaneOptions): Promise<ControlPlane> {
+  const log = o.log ?? ((l: string) => process.stderr.write(`lab:cloud: ${l}\n`));
+  const bin = (name: string) => {
+    const p = builtBinary(name);
+    if (!p) throw new Error(`${name} is not built: run \`npm run lab:cloud -- build\``);
+    return p;
+  };
+  const { dir } = o;
+  mkdirSync(dir, { recursive: true });
+  makeClusterPki(dir);
+  if (!existsSync(join(dir, 'admin.crt'))) issue(dir, 'admin', '/O=system:masters/CN=outpost-lab-admin');
+  const [etcdPort, peerPort, port] = [await freePort(), await freePort(), await freePort()];
+  const server = `https://127.0.0.1:${port}`;
+  const adminKubeconfig = join(dir, 'admin.kubeconfig');
+  writeFileSync(adminKubeconfig, clientKubeconfig(dir, server, 'admin', 'admin'));
+  const procs: Record<string, ChildProcess | undefined> = {};
+  const start = (name: string, cmd: string, args: string[]) => {
+    const out = openSync(join(dir, `${name}.log`), 'a');
+    const child = spawn(cmd, args, { stdio: ['ignore', out, out], detached: true });
+    if (o.detached) child.unref();
+    procs[name] = child;
+    return child;
+  };
+  const stopOne = async (name: string) => {
+    const p = procs[name];
+    if (!p || p.exitCode !== null || p.signalCode !== null) return;
+    const exited = new Promise((r) => p.once('exit', r));
+    p.kill('SIGTERM');
+    const t = setTimeout(() => p.kill('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(t);
+  };
+  const stopAll = async () => {
+    for (const n of ['kube-scheduler', 'kube-controller-manager', 'kube-apiserver', 'etcd']) await stopOne(n);
+  };
+
+  try {
+    const etcdUrl = `http://127.0.0.1:${etcdPort}`;
+    start('etcd', 'etcd', [
+      '--name=lab',
+      `--data-dir=${join(dir, 'etcd')}`,
+      `--listen-client-urls=${etcdUrl}`,
+      `--advertise-client-urls=${etcdUrl}`,
+      `--listen-peer-urls=http://127.0.0.1:${peerPort}`,
+      `--initial-advertise-peer-urls=http://127.0.0.1:${peerPort}`,
+      `--initial-cluster=lab=http://127.0.0.1:${peerPort}`,
+      '--log-level=warn',
+    ]);
+    const apiserverArgs = [
+      `--etcd-servers=${etcdUrl}`,
+      '--bind-address=127.0.0.1',
+      '--advertise-address=127.0.0.1',
+      `--secure-port=${port}`,
+      '--insecure-port=0',
+      `--tls-cert-file=${join(dir, 'apiserver.crt')}`,
+      `--tls-private-key-file=${join(dir, 'apiserver.key')}`,
+      `--client-ca-file=${join(dir, 'ca.crt')}`,
+      '--authorization-mode=Node,RBAC',
+      '--enable-admission-plugins=NodeRestriction',
+      '--enable-bootstrap-token-auth',
+      `--service-account-key-file=${join(dir, 'sa.pub')}`,
+      `--service-account-signing-key-file=${join(dir, 'sa.key')}`,
+      '--service-account-issuer=https://kubernetes.default.svc',
+      '--api-audiences=https://kubernetes.default.svc',
+      '--service-cluster-ip-range=10.96.0.0/16',
+      '--feature-gates=BoundServiceAccountTokenVolume=true',
+      '--allow-privileged=true',
+      '--profiling=false',
+      ...(o.apiserverFlags ?? []),
+    ];
+    const startApiserver = async () => {
+      start('kube-apiserver', bin('kube-apiserver'), apiserverArgs);
+      await waitUntil(
+        'kube-apiserver',
+        async () => (await probe(dir, port, '/readyz')) === 200,
+        () => procs['kube-apiserver'],
+        join(dir, 'kube-apiserver.log'),
+      );
+    };
+    const t0 = Date.now();
+    await startApiserver();
+    log(`kube-apiserver ready at ${server} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    start('kube-controller-manager', bin('kube-controller-manager'), [
+      `--kubeconfig=${adminKubeconfig}`,
+      '--leader-elect=false',
+      '--port=0',
+      '--secure-port=0',
+      '--use-service-account-credentials',
+      `--service-account-private-key-file=${join(dir, 'sa.key')}`,
+      `--root-ca-file=${join(dir, 'ca.crt')}`,
+      `--cluster-signing-cert-file=${join(dir, 'ca.crt')}`,
+      `--cluster-signing-key-file=${join(dir, 'ca.key')}`,
+      '--controllers=*,bootstrapsigner,tokencleaner',
+      '--feature-gates=BoundServiceAccountTokenVolume=true',
+      ...(o.controllerManagerFlags ?? []),
+    ]);
+    start('kube-scheduler', bin('kube-scheduler'), [
+      `--kubeconfig=${adminKubeconfig}`,
+      '--leader-elect=false',
+      '--port=0',
+      '--secure-port=0',
+    ]);
+    const kubectl = (args: string[], input?: string) =>
+      execFileSync('kubectl', ['--kubeconfig', adminKubeconfig, ...args], {
+        stdio: ['pipe', 'pipe', 'pipe'],
+        ...(input ? { input } : {}),
+      }).toString();
+    const clusterInfo = `apiVersion: v1
+kind: ConfigMap
+metadata: {name: cluster-info, namespace: kube-public}
+data:
+  kubeconfig: |
+${clientKubeconfigCluster(dir, server)
+  .split('\n')
+  .map((l) => `    ${l}`)
+  .join('\n')}
+`;
+    kubectl(['apply', '-f', '-'], `${BOOTSTRAP_RBAC}---\n${clusterInfo}`);
+    return {
+      dir,
+      server,
+      port,
+      adminKubeconfig,
+      caFile: join(dir, 'ca.crt'),
+      pids: () => Object.fromEntries(Object.entries(procs).map(([k, p]) => [k, p?.pid])),
+      nodeKubeconfig(name, via = server) {
+        const file = `node-${name}`;
+        if (!existsSync(join(dir, `${file}.crt`))) issue(dir, file, `/O=system:nodes/CN=system:node:${name}`);
+        const path = join(dir, `${file}${via === server ? '' : `-${new URL(via).port}`}.kubeconfig`);
+        writeFileSync(path, clientKubeconfig(dir, via, `system:node:${name}`, file));
+        return path;
+      },
+      stopApiserver: () => stopOne('kube-apiserver'),
+      startApiserver,
+      stop: stopAll,
+    };
+  } catch (e) {
+    await stopAll();
+    throw e;
+  }
+}
+
+/** The kubeconfig kubeadm publishes in kube-public/cluster-info: server and CA, no user. */
+function clientKubeconfigCluster(dir: string, server: string): string {
+  const ca = readFileSync(join(dir, 'ca.crt')).toString('base64');
+  return `apiVersion: v1
+kind: Config
+clusters:
+- name: ""
+  cluster:
+    certificate-authority-data: ${ca}
+    server: ${server}
+contexts: []
+current-context: ""
+preferences: {}
+users: []`;
+}
