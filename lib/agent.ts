@@ -13,7 +13,8 @@ import { ManifestSync } from '#lib/manifests/sync.ts';
 import { MqttBridge } from '#lib/mqtt/bridge.ts';
 import { mqttClientOptions } from '#lib/mqtt/options.ts';
 import { ProbeManager } from '#lib/pods/probes/index.ts';
-import { connectRuntime, runtimeModule } from '#lib/pods/runtime/module.ts';
+import { RuntimeFinder, runtimeCandidates } from '#lib/pods/runtime/discovery.ts';
+import { connectRuntime, isRuntimeUnreachable, runtimeModule } from '#lib/pods/runtime/module.ts';
 import { RuntimeReachability } from '#lib/pods/runtime/reachability.ts';
 import { PodManager } from '#lib/pods/worker/manager.ts';
 import { restartPod } from '#lib/pods/worker/restart.ts';
@@ -50,6 +51,10 @@ export interface AgentOptions {
   onFatal?: (err: FatalError) => void;
   /** Run pods on the runtime (default true; the read-only API runs without). */
   runPods?: boolean;
+  /** Endpoints watched for a runtime while none answers (default: runtimeCandidates()). */
+  runtimeCandidates?: string[];
+  /** How long the runtime may be unreachable before pods show Ready=False (default 40 s). */
+  runtimeUnreachableGraceMs?: number;
 }
 
 const untilAborted = (signal: AbortSignal) =>
@@ -192,6 +197,8 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
   });
 
   let pods: PodManager | undefined;
+  let reach: RuntimeReachability | undefined;
+  let finder: RuntimeFinder | undefined;
   let manifests: ManifestSync | undefined;
   if (config.manifests) {
     const dir = config.manifests;
@@ -239,17 +246,50 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
     // Pods are served from the metabase whatever the runtime does; their RuntimeReachable
     // condition says whether what they show is live. Once the runtime answers, the pods module
     // starts at once instead of waiting out its own backoff.
-    const reach = new RuntimeReachability({
+    const candidates = opts.runtimeCandidates ?? runtimeCandidates(config.runtimeEndpoint);
+    reach = new RuntimeReachability({
       store,
       nodeName: config.nodeName,
-      endpoint: cri.endpoint,
+      endpoint: () => cri.endpoint,
+      watching: candidates,
       now,
       log,
+      clock,
+      ...(opts.runtimeUnreachableGraceMs !== undefined
+        ? { unreachableGraceMs: opts.runtimeUnreachableGraceMs }
+        : {}),
+      onRecovered: () => {
+        for (const rec of store.pods.records({ nodeName: config.nodeName })) pods?.refresh(rec.uid);
+      },
     });
-    supervisor.register(runtimeModule({ cri, reach, onConnected: () => supervisor.retryNow('pods') }));
+    // While no runtime answers, the candidate sockets are polled; the first to answer is used.
+    finder = new RuntimeFinder({
+      candidates,
+      clock,
+      answers: async (endpoint) => {
+        const probe = new CriClient({ endpoint, timeoutMs: 2_000 });
+        try {
+          await probe.version();
+          return true;
+        } finally {
+          probe.close();
+        }
+      },
+      found: (endpoint) => {
+        if (endpoint !== cri.endpoint) {
+          log.info({ endpoint, configured: config.runtimeEndpoint }, 'container runtime found');
+          cri.retarget(endpoint);
+        }
+        supervisor.retryNow('runtime');
+      },
+    });
+    supervisor.register(
+      runtimeModule({ cri, reach, finder, onConnected: () => supervisor.retryNow('pods') }),
+    );
     supervisor.register({
       name: 'pods',
       policy: 'Always',
+      quiet: isRuntimeUnreachable,
       run: async (ctx) => {
         const prober = new ProbeManager({
           clock,
@@ -353,6 +393,8 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
     close() {
       closing ??= (async () => {
         shutdown.abort();
+        finder?.stop();
+        reach?.close();
         security.auth.tokens?.close();
         await server.close();
         await supervisor.stop();

@@ -4,8 +4,9 @@
 //   npx tsx scripts/lab.ts down     remove its pods, stop it by PID, delete its state
 //   npx tsx scripts/lab.ts status   print whether it runs (exit 1 when not)
 //
-// State lives in $OUTPOST_LAB_DIR (default /tmp/outpost-lab); built image tars are kept in its
-// images/ folder across `down`, so only the first start compiles and packs anything.
+// State lives in $OUTPOST_LAB_DIR (default .lab/lab in the checkout; the test suite's own is
+// .lab/test); built image tars are kept in its images/ folder across `down`, so only the first
+// start compiles and packs anything.
 import { execFile, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
@@ -27,10 +28,13 @@ import { basename, delimiter, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { CriClient } from '#lib/cri/client.ts';
 
+/** The lab of `npm start` and `npm run lab`: .lab/lab in the checkout (the tests use .lab/test). */
+export const DEFAULT_LAB_DIR = resolve(import.meta.dirname, '..', '.lab', 'lab');
+
 export const LAB_IMAGES = { pause: 'outpost.local/pause:latest', app: 'outpost.local/busybox:latest' };
 
 export interface LabOptions {
-  /** State directory; default $OUTPOST_LAB_DIR or /tmp/outpost-lab. */
+  /** State directory; default $OUTPOST_LAB_DIR or .lab/lab in the checkout. */
   dir?: string;
   /** Progress lines; default stderr. */
   log?: (line: string) => void;
@@ -76,7 +80,7 @@ interface Paths {
 }
 
 function paths(opts: LabOptions): Paths {
-  const dir = resolve(opts.dir ?? process.env.OUTPOST_LAB_DIR ?? '/tmp/outpost-lab');
+  const dir = resolve(opts.dir ?? process.env.OUTPOST_LAB_DIR ?? DEFAULT_LAB_DIR);
   // sun_path holds 107 bytes, and containerd adds ".ttrpc" for its second socket.
   let socket = join(dir, 'containerd.sock');
   if (socket.length + 6 > 100) {

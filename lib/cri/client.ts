@@ -53,26 +53,46 @@ const sandbox = (name: string): Target => ({ kind: 'podsandboxes', name });
 
 /** A CRI runtime.v1 client over one gRPC channel; every failure is a Status error. */
 export class CriClient {
-  readonly endpoint: string;
-  private readonly client: Client;
+  #endpoint: string;
+  private client: Client;
+  private readonly channelOptions: ChannelOptions | undefined;
   private readonly timeoutMs: number;
   private readonly pullTimeoutMs: number;
   private readonly log: CriLogger | undefined;
   private readonly onCall: CriClientOptions['onCall'];
 
   constructor(opts: CriClientOptions) {
-    this.endpoint = opts.endpoint.startsWith('/') ? `unix://${opts.endpoint}` : opts.endpoint;
+    this.#endpoint = opts.endpoint.startsWith('/') ? `unix://${opts.endpoint}` : opts.endpoint;
+    this.channelOptions = opts.channelOptions;
     this.timeoutMs = opts.timeoutMs ?? 30_000;
     this.pullTimeoutMs = opts.pullTimeoutMs ?? 600_000;
     this.log = opts.logger;
     this.onCall = opts.onCall;
     // grpc-js reconnects on its own; the cap on its backoff finds a restarted runtime quickly.
     // 16 MiB messages as kubelet allows (ExecSync output, long lists).
-    this.client = new Client(this.endpoint, credentials.createInsecure(), {
+    this.client = this.connect();
+  }
+
+  /** The runtime this client talks to. */
+  get endpoint(): string {
+    return this.#endpoint;
+  }
+
+  private connect(): Client {
+    return new Client(this.#endpoint, credentials.createInsecure(), {
       'grpc.max_reconnect_backoff_ms': 5_000,
       'grpc.max_receive_message_length': 16 * 1024 * 1024,
-      ...opts.channelOptions,
+      ...this.channelOptions,
     });
+  }
+
+  /** Points the client at another runtime (one found on another socket); calls in flight fail. */
+  retarget(endpoint: string): void {
+    const next = endpoint.startsWith('/') ? `unix://${endpoint}` : endpoint;
+    if (next === this.#endpoint) return;
+    this.client.close();
+    this.#endpoint = next;
+    this.client = this.connect();
   }
 
   /** Resolves once the channel is connected; rejects with 503 after `timeoutMs`. */

@@ -56,6 +56,11 @@ export interface ModuleSpec {
   onGiveUp?: 'exit' | 'degraded';
   health?: HealthProbe;
   critical?: boolean;
+  /**
+   * Failures that are an expected state the module reports itself (the runtime not there yet):
+   * logged at debug level, without a stack, instead of at every backoff step as errors.
+   */
+  quiet?: (err: unknown) => boolean;
 }
 
 /** One module's state for /readyz and metrics; `since` is when it entered `state`. */
@@ -242,7 +247,12 @@ export class Supervisor {
       if (!this.live(e, run)) return;
       const failures = ++run.healthFailures;
       this.backoff(e, { type: 'unhealthy' });
-      e.log.warn({ err, failures, failureThreshold: h.failureThreshold }, 'health check failed');
+      if (this.quiet(e, err))
+        e.log.debug(
+          { error: message(err), failures, failureThreshold: h.failureThreshold },
+          'health check failed',
+        );
+      else e.log.warn({ err, failures, failureThreshold: h.failureThreshold }, 'health check failed');
       if (failures >= h.failureThreshold) {
         const msg = `health check failed ${failures} times in a row: ${message(err)}`;
         await this.fail(e, run, new Error(msg, { cause: err }));
@@ -264,6 +274,13 @@ export class Supervisor {
     }
   }
 
+  /** Whether a failure (or the failure it wraps) is one the module declared expected. */
+  private quiet(e: Entry, err: unknown): boolean {
+    const q = e.spec.quiet;
+    if (!q) return false;
+    return q(err) || (err instanceof Error && err.cause !== undefined && q(err.cause));
+  }
+
   private async fail(e: Entry, run: Run, err: unknown): Promise<void> {
     if (!this.live(e, run)) return; // stale run, second report, or shutting down: first one wins
     run.failed = true;
@@ -279,10 +296,15 @@ export class Supervisor {
   private afterExit(e: Entry, err: unknown): void {
     const decision = this.backoff(e, { type: 'failure' });
     const what = err === undefined ? 'module returned' : 'module failed';
-    const fields = { err, restarts: e.snap.restarts, policy: e.spec.policy };
+    const quiet = err !== undefined && this.quiet(e, err);
+    const fields = {
+      ...(quiet ? { error: message(err) } : { err }),
+      restarts: e.snap.restarts,
+      policy: e.spec.policy,
+    };
     if (decision.action === 'retry') {
       const { attempt, delayMs, retryAt } = decision;
-      e.log[err === undefined ? 'info' : 'error'](
+      e.log[err === undefined ? 'info' : quiet ? 'debug' : 'error'](
         { ...fields, attempt, delayMs, retryAt },
         `${what}; restarting`,
       );

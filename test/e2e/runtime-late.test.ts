@@ -1,7 +1,9 @@
 // The motivating case of module supervision (KubeEdge's edgecore exiting when it starts before
 // containerd): Outpost starts while nothing listens on its runtime socket. It serves the pods in
 // its metabase at once, marks them RuntimeReachable=False, shows the runtime module backing off,
-// and once containerd comes up (a lab of this suite's own, started after Outpost) runs the pods.
+// after the grace period shows them Ready=False (RuntimeUnreachable), and once containerd comes up
+// on another watched socket (a lab of this suite's own, started after Outpost) finds it and runs
+// the pods.
 import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,7 +15,7 @@ import { CriClient } from '#lib/cri/client.ts';
 import type { Pod } from '#lib/kube/types.ts';
 import { RUNTIME_REACHABLE } from '#lib/pods/runtime/reachability.ts';
 import { createStore } from '#lib/store/index.ts';
-import { LAB_IMAGES, type Lab, startLab } from '../../scripts/lab.ts';
+import { DEFAULT_LAB_DIR, LAB_IMAGES, type Lab, startLab } from '../../scripts/lab.ts';
 import { startTestAgent } from '../helpers/agent.ts';
 import { ci, waitFor } from '../helpers/lab.ts';
 
@@ -32,10 +34,12 @@ if (!hasContainerd && !ci) {
 } else {
   // A short directory: the socket path must fit in sun_path. Its images come from the shared
   // lab's cache when there is one, so nothing is rebuilt.
-  const labDir = mkdtempSync('/tmp/olate-');
-  const shared = join(process.env.OUTPOST_LAB_DIR ?? '/tmp/outpost-lab', 'images');
+  const labDir = mkdtempSync(join(tmpdir(), 'olate-'));
+  const shared = join(process.env.OUTPOST_LAB_DIR ?? DEFAULT_LAB_DIR, 'images');
   if (existsSync(shared)) cpSync(shared, join(labDir, 'images'), { recursive: true });
+  // The lab's socket, not the configured one: Outpost watches both and takes the one that answers.
   const endpoint = `unix://${join(labDir, 'containerd.sock')}`;
+  const configured = `unix://${join(labDir, 'configured.sock')}`;
   const ns = `late-${Math.random().toString(36).slice(2, 7)}`;
 
   // The metabase as an earlier run left it: two pods bound to this node, never run here yet.
@@ -66,7 +70,12 @@ if (!hasContainerd && !ci) {
     mb.close();
   }
 
-  const agent = await startTestAgent({ dataDir, runtimeEndpoint: endpoint, nodeName: 'late-node' });
+  const agent = await startTestAgent({
+    dataDir,
+    runtimeEndpoint: configured,
+    nodeName: 'late-node',
+    agent: { runtimeCandidates: [configured, endpoint], runtimeUnreachableGraceMs: 2_000 },
+  });
   const get = (path: string) => fetch(agent.url + path);
   const pod = async (name: string) =>
     (await (await get(`/api/v1/namespaces/${ns}/pods/${name}`)).json()) as Pod;
@@ -88,8 +97,17 @@ if (!hasContainerd && !ci) {
     assert.ok(c, 'the condition appears');
     assert.is(c.status, 'False');
     assert.is(c.reason, 'RuntimeUnavailable');
-    assert.ok(c.message?.includes(endpoint), c.message);
+    assert.ok(c.message?.includes(configured), c.message);
     assert.is((await pod('web')).status?.phase, 'Pending');
+  });
+
+  test('after the grace period the pods show Ready=False, reason RuntimeUnreachable', async () => {
+    const ready = await waitFor(async () => {
+      const c = (await pod('web')).status?.conditions?.find((x) => x.type === 'Ready');
+      return c?.reason === 'RuntimeUnreachable' && c;
+    }, 60_000);
+    assert.ok(ready, JSON.stringify((await pod('web')).status));
+    assert.is(ready.status, 'False');
   });
 
   test('/readyz?verbose shows the runtime module backing off; liveness is fine', async () => {
@@ -125,6 +143,12 @@ if (!hasContainerd && !ci) {
     process.stderr.write(
       `runtime-late: pods Running ${Date.now() - up} ms after the lab was up; backoff step then ${step} ms, runtime restarts ${runtime.restarts}\n`,
     );
+    const readyAgain = await waitFor(async () => {
+      const [web, worker] = [await pod('web'), await pod('worker')];
+      const ok = (p: Pod) => p.status?.conditions?.find((x) => x.type === 'Ready')?.status === 'True';
+      return ok(web) && ok(worker);
+    }, 60_000);
+    assert.ok(readyAgain, JSON.stringify((await pod('web')).status));
     for (const p of running) {
       const c = reachable(p);
       assert.is(c?.status, 'True', JSON.stringify(c));

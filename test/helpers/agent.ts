@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Agent, startAgent } from '#lib/agent.ts';
+import { type Agent, type AgentOptions, startAgent } from '#lib/agent.ts';
 import { systemClock } from '#lib/clock.ts';
 import { resolveServeConfig } from '#lib/config.ts';
 import { silentLogger } from '#lib/log.ts';
@@ -22,6 +22,8 @@ export async function startTestAgent(
     runtimeEndpoint?: string;
     /** Further serve flags (tokensFile, tlsCert, listen, ...). */
     flags?: Record<string, unknown>;
+    /** Runtime discovery settings (candidates, unreachable grace period). */
+    agent?: Pick<AgentOptions, 'runtimeCandidates' | 'runtimeUnreachableGraceMs'>;
   } = {},
 ): Promise<TestAgent> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'outpost-test-'));
@@ -41,6 +43,7 @@ export async function startTestAgent(
   const agent = await startAgent(config, silentLogger, {
     clock,
     runPods: opts.runtimeEndpoint !== undefined,
+    ...opts.agent,
   });
   return {
     url: agent.url,

@@ -128,4 +128,98 @@ test('unreachableMessage: errno in a few words, else the first sentence of the e
   );
 });
 
+test('unreachable for 40 s: Ready and ContainersReady False (RuntimeUnreachable), no container ready; real status back when it answers', async () => {
+  const { ManualClock } = await import('#lib/clock.ts');
+  const clock = new ManualClock(Date.parse('2026-03-01T10:00:00Z'));
+  const store = createStore(openMetabase(':memory:'), { host: 'edge-1', now: () => clock.now() });
+  store.pods.put(
+    {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'web', namespace: 'default' },
+      spec: { nodeName: 'edge-1', containers: [{ name: 'main', image: 'busybox' }] },
+    },
+    'manifest',
+  );
+  const uid = store.pods.record('default', 'web')!.uid;
+  let recovered = 0;
+  const reach = new RuntimeReachability({
+    store,
+    nodeName: 'edge-1',
+    endpoint: () => ENDPOINT,
+    now: () => clock.now(),
+    clock,
+    log: silentLogger,
+    onRecovered: () => recovered++,
+  });
+  const running: PodStatus = {
+    phase: 'Running',
+    qosClass: 'BestEffort',
+    conditions: [
+      { type: 'Ready', status: 'True' },
+      { type: 'ContainersReady', status: 'True' },
+    ],
+    containerStatuses: [{ name: 'main', ready: true, restartCount: 0, image: 'busybox', imageID: '' }],
+  } as PodStatus;
+  reach.up();
+  store.pods.setStatus(uid, running);
+  const status = () => store.pods.get('default', 'web')!.status!;
+  const ready = () => status().conditions?.find((c) => c.type === 'Ready');
+
+  reach.down(ENOENT);
+  clock.advance(39_000);
+  assert.is(ready()?.status, 'True', 'within the grace period the last known status stands');
+  clock.advance(1_000);
+  assert.is(ready()?.status, 'False');
+  assert.is(ready()?.reason, 'RuntimeUnreachable');
+  assert.match(ready()?.message ?? '', 'unreachable since 2026-03-01T10:00:00Z');
+  assert.is(status().conditions?.find((c) => c.type === 'ContainersReady')?.reason, 'RuntimeUnreachable');
+  assert.is(status().containerStatuses?.[0]?.ready, false);
+  assert.is(status().phase, 'Running', 'the phase is the last known one');
+  // The lifecycle manager's writes while unreachable keep the marking.
+  store.pods.setStatus(uid, running);
+  assert.is(ready()?.reason, 'RuntimeUnreachable');
+
+  reach.up();
+  assert.is(recovered, 1, 'the manager is asked for the real status');
+  store.pods.setStatus(uid, running); // what the manager writes then
+  assert.is(ready()?.status, 'True');
+  assert.is(status().containerStatuses?.[0]?.ready, true);
+  // A short outage after that does not mark anything.
+  reach.down(ENOENT);
+  clock.advance(10_000);
+  reach.up();
+  clock.advance(60_000);
+  assert.is(ready()?.status, 'True');
+  assert.is(recovered, 1);
+  reach.close();
+});
+
+test('the warning says what is awaited and how to fix it, once per outage, without a stack', async () => {
+  const lines: { obj: Record<string, unknown>; msg: string }[] = [];
+  const log = {
+    ...silentLogger,
+    warn: (obj: Record<string, unknown>, msg: string) => lines.push({ obj, msg }),
+  } as unknown as typeof silentLogger;
+  const store = createStore(openMetabase(':memory:'), { host: 'edge-1' });
+  const reach = new RuntimeReachability({
+    store,
+    nodeName: 'edge-1',
+    endpoint: ENDPOINT,
+    watching: [ENDPOINT, 'unix:///run/crio/crio.sock'],
+    now: () => 0,
+    log,
+    unreachableGraceMs: 3_600_000,
+  });
+  reach.down(ENOENT);
+  reach.down(new Error(`container runtime at ${ENDPOINT} is unavailable: connect ECONNREFUSED`));
+  reach.down(ENOENT);
+  assert.is(lines.length, 1, JSON.stringify(lines));
+  assert.match(lines[0]!.msg, 'waiting for a container runtime');
+  assert.match(lines[0]!.msg, 'unix:///run/crio/crio.sock');
+  assert.match(lines[0]!.msg, 'npm run lab');
+  assert.not.ok('err' in lines[0]!.obj, 'no error object, so no stack');
+  reach.close();
+});
+
 test.run();

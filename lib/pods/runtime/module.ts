@@ -16,6 +16,15 @@ export interface RuntimeModuleOptions {
   connectTimeoutMs?: number;
   /** Health check period; default 5 s, two failures in a row restart the module. */
   healthIntervalMs?: number;
+  /** Watches for a runtime while none answers (started on a failure, stopped once connected). */
+  finder?: { start(): void; stop(): void };
+}
+
+/** Whether an error says the runtime does not answer (an expected state, reported once, not a crash). */
+export function isRuntimeUnreachable(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  if ((err as { code?: unknown }).code === 503) return true;
+  return /container runtime at \S+ (is unavailable|not reachable|is unreachable)/.test(err.message);
 }
 
 /** The socket path of a `unix://` endpoint, else undefined. */
@@ -47,6 +56,7 @@ export function runtimeModule(o: RuntimeModuleOptions): ModuleSpec {
   return {
     name: 'runtime',
     policy: 'Always',
+    quiet: isRuntimeUnreachable,
     health: {
       intervalMs: o.healthIntervalMs ?? 5_000,
       failureThreshold: 2,
@@ -56,6 +66,7 @@ export function runtimeModule(o: RuntimeModuleOptions): ModuleSpec {
           reach.up();
         } catch (err) {
           reach.down(err);
+          o.finder?.start();
           throw err;
         }
       },
@@ -66,8 +77,10 @@ export function runtimeModule(o: RuntimeModuleOptions): ModuleSpec {
         v = await connectRuntime(cri, o.connectTimeoutMs ?? 5_000);
       } catch (err) {
         reach.down(err);
+        o.finder?.start();
         throw err;
       }
+      o.finder?.stop();
       reach.up();
       ctx.log.info(
         {

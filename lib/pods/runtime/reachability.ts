@@ -6,6 +6,13 @@
 // through PodStore.statusHook, which adds it to every status written (the manager's included), so
 // the two writers never undo each other. On a change of reachability every pod of the node is
 // rewritten once, in one transaction.
+//
+// After `unreachableGraceMs` (40 s, the node-monitor grace period after which a cluster marks the
+// pods of an unreachable node not ready) the pods' Ready and ContainersReady conditions turn False
+// with reason RuntimeUnreachable and no container counts as ready: what kubectl shows is no longer
+// a picture of running containers. When the runtime answers again, `onRecovered` asks the
+// lifecycle manager for the real status of every pod.
+import { type Clock, systemClock, type Timer } from '#lib/clock.ts';
 import type { PodCondition, PodStatus } from '#lib/kube/types.ts';
 import type { Logger } from '#lib/log.ts';
 import type { Store } from '#lib/store/index.ts';
@@ -13,21 +20,43 @@ import { qosClass } from './status.ts';
 
 export const RUNTIME_REACHABLE = 'outpost.io/RuntimeReachable';
 export const RUNTIME_UNAVAILABLE = 'RuntimeUnavailable';
+export const RUNTIME_UNREACHABLE = 'RuntimeUnreachable';
+export const UNREACHABLE_GRACE_MS = 40_000;
 
 interface State {
   ok: boolean;
   since: number;
   message?: string | undefined;
+  /** Unreachable for longer than the grace period: pods are shown not ready. */
+  stale?: boolean;
 }
 
 export interface RuntimeReachabilityOptions {
   store: Store;
   nodeName: string;
-  /** The CRI endpoint, named in the condition's message. */
-  endpoint: string;
+  /** The CRI endpoint, named in the condition's message (it may change: a runtime found elsewhere). */
+  endpoint: string | (() => string);
+  /** Every endpoint watched for a runtime while none answers (named in the warning). */
+  watching?: string[];
   now: () => number;
   log: Logger;
+  /** Timers for the grace period; default the system clock. */
+  clock?: Clock;
+  /** How long the runtime may be unreachable before pods are shown not ready; default 40 s. */
+  unreachableGraceMs?: number;
+  /** The runtime answers again after the pods were shown not ready. */
+  onRecovered?: () => void;
 }
+
+// The grace timer must not keep a process alive on its own.
+const unrefClock: Clock = {
+  ...systemClock,
+  setTimeout: (fn, ms) => {
+    const t = setTimeout(fn, ms);
+    t.unref();
+    return t as unknown as Timer;
+  },
+};
 
 const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
 
@@ -48,6 +77,7 @@ export function unreachableMessage(endpoint: string, err: unknown): string {
 export class RuntimeReachability {
   readonly #o: RuntimeReachabilityOptions;
   #state: State | undefined;
+  #graceTimer: Timer | undefined;
 
   constructor(o: RuntimeReachabilityOptions) {
     this.#o = o;
@@ -59,22 +89,71 @@ export class RuntimeReachability {
     return this.#state?.ok;
   }
 
+  get #endpoint(): string {
+    const e = this.#o.endpoint;
+    return typeof e === 'string' ? e : e();
+  }
+
+  get #clock(): Clock {
+    return this.#o.clock ?? unrefClock;
+  }
+
   /** The runtime answered. */
   up(): void {
     if (this.#state?.ok) return;
-    if (this.#state) this.#o.log.info({ endpoint: this.#o.endpoint }, 'container runtime reachable');
+    const wasStale = this.#state?.stale === true;
+    if (this.#state) this.#o.log.info({ endpoint: this.#endpoint }, 'container runtime reachable');
+    this.#clearGrace();
     this.#state = { ok: true, since: this.#o.now() };
     this.#writeAll();
+    if (wasStale) this.#o.onRecovered?.();
   }
 
   /** The runtime did not answer (a failed connect or call). */
   down(err: unknown): void {
-    const message = unreachableMessage(this.#o.endpoint, err);
+    const message = unreachableMessage(this.#endpoint, err);
     const prev = this.#state;
     if (prev && !prev.ok && prev.message === message) return;
-    if (!prev || prev.ok)
-      this.#o.log.warn({ endpoint: this.#o.endpoint, reason: message }, 'container runtime unreachable');
-    this.#state = { ok: false, since: prev && !prev.ok ? prev.since : this.#o.now(), message };
+    if (!prev || prev.ok) {
+      // Once per outage, at warn level and without a stack: what is awaited and how to fix it.
+      const watching = this.#o.watching ?? [this.#endpoint];
+      this.#o.log.warn(
+        { endpoint: this.#endpoint, reason: message, watching },
+        `waiting for a container runtime: ${message.replace(/; container states.*$/, '')}. ` +
+          `Outpost connects as soon as one answers at ${watching.join(', ')}. To fix: start containerd ` +
+          '(systemctl start containerd), run `npm run lab` in the Outpost checkout, or set ' +
+          '--runtime-endpoint (OUTPOST_RUNTIME_ENDPOINT) to a CRI socket',
+      );
+    }
+    const since = prev && !prev.ok ? prev.since : this.#o.now();
+    const stale = prev !== undefined && !prev.ok && prev.stale === true;
+    this.#state = { ok: false, since, message, stale };
+    if (!stale && !this.#graceTimer) {
+      const left = Math.max(0, since + (this.#o.unreachableGraceMs ?? UNREACHABLE_GRACE_MS) - this.#o.now());
+      this.#graceTimer = this.#clock.setTimeout(() => this.#markStale(), left);
+    }
+    this.#writeAll();
+  }
+
+  /** Stops the grace timer (shutdown). */
+  close(): void {
+    this.#clearGrace();
+  }
+
+  #clearGrace(): void {
+    if (this.#graceTimer) this.#clock.clearTimeout(this.#graceTimer);
+    this.#graceTimer = undefined;
+  }
+
+  #markStale(): void {
+    this.#graceTimer = undefined;
+    const s = this.#state;
+    if (!s || s.ok || s.stale) return;
+    s.stale = true;
+    this.#o.log.warn(
+      { endpoint: this.#endpoint, unreachableMs: this.#o.now() - s.since },
+      'container runtime still unreachable: pods shown not ready (RuntimeUnreachable)',
+    );
     this.#writeAll();
   }
 
@@ -84,7 +163,42 @@ export class RuntimeReachability {
     const cond = this.#state ? this.#condition(before) : before;
     if (!cond) return status;
     const others = (status.conditions ?? []).filter((c) => c.type !== RUNTIME_REACHABLE);
-    return { ...status, conditions: [...others, cond] };
+    const decorated = { ...status, conditions: [...others, cond] };
+    return this.#state?.stale ? this.#notReady(decorated) : decorated;
+  }
+
+  /** Ready and ContainersReady False, no container ready: as a cluster shows an unreachable node's pods. */
+  #notReady(status: PodStatus): PodStatus {
+    const s = this.#state!;
+    const message = `the container runtime has been unreachable since ${iso(s.since)}: ${s.message ?? ''}`;
+    const conditions = (status.conditions ?? []).map(
+      (c): PodCondition =>
+        (c.type === 'Ready' || c.type === 'ContainersReady') &&
+        (c.status !== 'False' || c.reason !== RUNTIME_UNREACHABLE)
+          ? {
+              ...c,
+              status: 'False',
+              reason: RUNTIME_UNREACHABLE,
+              message,
+              lastTransitionTime: iso(this.#o.now()),
+            }
+          : c,
+    );
+    for (const type of ['Ready', 'ContainersReady'])
+      if (!conditions.some((c) => c.type === type))
+        conditions.push({
+          type,
+          status: 'False',
+          reason: RUNTIME_UNREACHABLE,
+          message,
+          lastTransitionTime: iso(this.#o.now()),
+        });
+    const unready = <T extends { ready?: boolean }>(list: T[] | undefined) =>
+      list?.map((c) => ({ ...c, ready: false }));
+    const out: PodStatus = { ...status, conditions };
+    if (status.containerStatuses) out.containerStatuses = unready(status.containerStatuses)!;
+    if (status.initContainerStatuses) out.initContainerStatuses = unready(status.initContainerStatuses)!;
+    return out;
   }
 
   #condition(before: PodCondition | undefined): PodCondition {
