@@ -39,6 +39,8 @@ export function createApp(given: AppDeps): Hono<AppEnv> {
       const chain = (Array.isArray(handlers) ? handlers : [handlers]) as MiddlewareHandler<AppEnv>[];
       const [first, ...rest] = chain;
       app.on(method, route.path, first!, ...rest);
+      // The dashboard lives at /ui/ (its route file is routes/ui/index.ts, path /ui).
+      if (route.path === '/ui') app.on(method, '/ui/', first!, ...rest);
     }
   }
   app.notFound((c) => {

@@ -41,7 +41,12 @@ import * as r37 from './pods/[ns]/[name]/exec.ts';
 import * as r38 from './pods/[ns]/[name]/logs.ts';
 import * as r39 from './pods/[ns]/[name]/restart.ts';
 import * as r40 from './readyz.ts';
-import * as r41 from './version.ts';
+import * as r41 from './ui/index.ts';
+import * as r42 from './ui/app.js.ts';
+import * as r43 from './ui/login.ts';
+import * as r44 from './ui/logout.ts';
+import * as r45 from './ui/parts/[part].ts';
+import * as r46 from './version.ts';
 
 export const routes: { path: string; pattern: RegExp; module: RouteModule }[] = [
   { path: '/api', pattern: /^\/api\/?$/, module: r0 },
@@ -85,5 +90,10 @@ export const routes: { path: string; pattern: RegExp; module: RouteModule }[] = 
   { path: '/pods/:ns/:name/logs', pattern: /^\/pods\/[^\/]+\/[^\/]+\/logs\/?$/, module: r38 },
   { path: '/pods/:ns/:name/restart', pattern: /^\/pods\/[^\/]+\/[^\/]+\/restart\/?$/, module: r39 },
   { path: '/readyz', pattern: /^\/readyz\/?$/, module: r40 },
-  { path: '/version', pattern: /^\/version\/?$/, module: r41 },
+  { path: '/ui', pattern: /^\/ui\/?$/, module: r41 },
+  { path: '/ui/app.js', pattern: /^\/ui\/app.js\/?$/, module: r42 },
+  { path: '/ui/login', pattern: /^\/ui\/login\/?$/, module: r43 },
+  { path: '/ui/logout', pattern: /^\/ui\/logout\/?$/, module: r44 },
+  { path: '/ui/parts/:part', pattern: /^\/ui\/parts\/[^\/]+\/?$/, module: r45 },
+  { path: '/version', pattern: /^\/version\/?$/, module: r46 },
 ];

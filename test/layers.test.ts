@@ -30,6 +30,7 @@ export const LAYERS: Record<string, number> = {
   'lib/mqtt': 4,
   'lib/metrics.ts': 4,
   'lib/http': 5,
+  'lib/ui': 5,
   routes: 6,
   'lib/app.ts': 7,
   'lib/server.ts': 7,

@@ -14,6 +14,10 @@ const PUBLIC = new Set(['/healthz', '/livez', '/readyz', '/version']);
 export function requiredRole(method: string, path: string): Requirement {
   const p = path.length > 1 ? path.replace(/\/+$/, '') : path;
   if (PUBLIC.has(p) && (method === 'GET' || method === 'HEAD')) return 'public';
+  // The dashboard's sign-in and sign-out, and its script (no data in it).
+  if (p === '/ui/login' && (method === 'GET' || method === 'POST')) return 'public';
+  if (p === '/ui/logout' && method === 'POST') return 'public';
+  if (p === '/ui/app.js' && method === 'GET') return 'public';
   if (/\/exec$/.test(p)) return 'admin';
   if (/^\/(api\/v1\/)?audit(\/|$)/.test(p)) return 'admin';
   // Secrets are read and written by admins only (a list or watch of them carries their data).

@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { createMiddleware } from 'hono/factory';
 import { type AuthConfig, authorize, identify } from '#lib/auth/authenticate.ts';
 import type { Principal } from '#lib/auth/roles.ts';
-import { StatusError, tooLarge } from '#lib/kube/status.ts';
+import { forbidden, StatusError, tooLarge } from '#lib/kube/status.ts';
 import type { AppEnv } from './env.ts';
 
 const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -13,6 +13,17 @@ const incoming = (env: unknown): IncomingMessage | undefined =>
 
 const isLoopback = (ip: string | undefined) =>
   !ip || ip === '::1' || ip.startsWith('127.') || ip.startsWith('::ffff:127.');
+
+/** The dashboard's token cookie (`outpost_token`), if the request carries one. */
+export const UI_COOKIE = 'outpost_token';
+const uiToken = (header: string | undefined): string | undefined => {
+  const m = /(?:^|;\s*)outpost_token=([^;]+)/.exec(header ?? '');
+  try {
+    return m ? decodeURIComponent(m[1]!) : undefined;
+  } catch {
+    return undefined; // malformed: as if absent
+  }
+};
 
 /** Whether a call changes something and so goes to the audit trail (exec reads count). */
 const audited = (method: string, path: string) => MUTATING.has(method) || /\/exec$/.test(path);
@@ -46,18 +57,34 @@ export const guard = () =>
       });
     };
     const isAudited = audited(c.req.method, path);
+    // The dashboard signs in with a token kept in a cookie; an Authorization header wins.
+    const cookie = uiToken(c.req.header('cookie'));
+    const authorization = c.req.header('authorization') ?? (cookie ? `Bearer ${cookie}` : undefined);
     let principal: Principal | undefined;
     try {
-      principal = authorize(
-        c.req.method,
-        path,
-        { authorization: c.req.header('authorization'), socket: req?.socket },
-        auth,
-      );
+      principal = authorize(c.req.method, path, { authorization, socket: req?.socket }, auth);
+      // A cookie rides along with any request the browser makes, a forged cross-site form's too:
+      // writes on its strength must carry a header only the dashboard's own script sets.
+      if (
+        cookie &&
+        !c.req.header('authorization') &&
+        MUTATING.has(c.req.method) &&
+        !path.startsWith('/ui/') &&
+        c.req.header('x-requested-with') !== 'outpost-ui'
+      )
+        throw forbidden('a call signed in by the dashboard cookie must come from the dashboard');
     } catch (e) {
+      // A browser opening a page without (valid) credentials goes to the sign-in form; scripts get the 401.
+      if (
+        e instanceof StatusError &&
+        e.code === 401 &&
+        c.req.method === 'GET' &&
+        /^\/ui(\/|$)/.test(path) &&
+        /text\/html/.test(c.req.header('accept') ?? '')
+      )
+        return c.redirect('/ui/login', 303);
       // Refused attempts at mutating calls are part of the trail too.
-      if (isAudited && e instanceof StatusError)
-        record(identified(c.req.header('authorization'), req?.socket, auth), e.code);
+      if (isAudited && e instanceof StatusError) record(identified(authorization, req?.socket, auth), e.code);
       throw e;
     }
     if (principal) c.set('principal', principal);
