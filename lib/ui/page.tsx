@@ -112,6 +112,7 @@ export function part(c: AppContext, name: PartName, now = c.var.now()) {
   switch (name) {
     case 'summary': {
       const mqtt = v.mqtt?.();
+      const link = v.cloud?.link.snapshot();
       return (
         <Summary
           v={{
@@ -121,6 +122,7 @@ export function part(c: AppContext, name: PartName, now = c.var.now()) {
             modules: v.health(),
             runtime: v.cri?.endpoint,
             mqtt,
+            cloud: v.cloud && link ? { server: v.cloud.server, ...link } : undefined,
           }}
         />
       );

@@ -17,6 +17,10 @@ export interface NodeView {
   modules: ModuleSnapshot[];
   runtime?: string | undefined;
   mqtt?: { broker: string; connected: boolean; lastError?: string | undefined } | undefined;
+  /** The cloud link (`serve --cloud`): its API server and state. */
+  cloud?:
+    | { server: string; state: string; lastError?: string | undefined; lastContact?: number | undefined }
+    | undefined;
 }
 
 /** A table's header row. */
@@ -46,7 +50,19 @@ export function Summary({ v }: { v: NodeView }) {
       v.mqtt.connected,
       v.mqtt.connected ? v.mqtt.broker : (v.mqtt.lastError ?? v.mqtt.broker),
     ]);
-  for (const c of cloud) conditions.push([`CloudLink (${c.name})`, c.state === 'running', c.lastError ?? '']);
+  if (v.cloud)
+    conditions.push([
+      'CloudLinkOnline',
+      v.cloud.state === 'online',
+      v.cloud.state === 'online'
+        ? v.cloud.server
+        : `${v.cloud.state}${v.cloud.lastError ? `: ${v.cloud.lastError}` : ''}${
+            v.cloud.lastContact
+              ? ` (last contact ${translateTimestampSince(new Date(v.cloud.lastContact).toISOString(), v.now)} ago)`
+              : ''
+          }`,
+    ]);
+  for (const c of cloud) conditions.push([`Module ${c.name}`, c.state === 'running', c.lastError ?? '']);
   return (
     <section id="summary" data-part="summary">
       <h2>Node {v.node}</h2>
@@ -54,7 +70,7 @@ export function Summary({ v }: { v: NodeView }) {
         Outpost {v.version}
         {v.runtime ? ` · runtime ${v.runtime}` : ' · no container runtime'}
         {v.mqtt ? ` · MQTT ${v.mqtt.broker}` : ''}
-        {cloud.length ? ` · cloud link ${cloud.map((c) => c.state).join(', ')}` : ' · no cloud link'}
+        {v.cloud ? ` · cloud ${v.cloud.server} (${v.cloud.state})` : ' · no cloud link'}
       </p>
       <table class="grid">
         <Head cols={['Condition', 'Status', 'Message']} />
