@@ -5,6 +5,7 @@ import { loadSecurity } from '#lib/auth/load.ts';
 import { type CloudContext, createCloudContext, loadKubeConfig } from '#lib/cloud/context.ts';
 import { cloudModule } from '#lib/cloud/module.ts';
 import type { NodeAgent } from '#lib/cloud/node-agent.ts';
+import { cloudPodsModule, enableOutbox } from '#lib/cloud/pods-module.ts';
 import { CriClient } from '#lib/cri/client.ts';
 import { Dmi, dmiSocketPath } from '#lib/dmi/module.ts';
 import type { Deps } from '#lib/http/env.ts';
@@ -106,6 +107,8 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
     throw e;
   }
   const store = createStore(metabase, { host: config.nodeName, now });
+  // Before any module writes: from now on every status and event also goes to the cloud outbox.
+  if (cloud) enableOutbox(cloud, store);
   const shutdown = new AbortController();
   const supervisor = new Supervisor({
     log,
@@ -364,7 +367,10 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
         },
       }),
     );
+    // Pods bound to the node, the objects they use, and the outbox back to the cloud.
+    supervisor.register(cloudPodsModule(cloud, store));
   }
+
   supervisor.start();
   let closing: Promise<void> | undefined;
   log.info(

@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { Store } from '#lib/store/index.ts';
 import type { ModuleContext, ModuleSpec } from '#lib/supervisor/modules.ts';
 import { LinkError } from './api.ts';
@@ -120,6 +121,8 @@ export function cloudPodsModule(ctx: CloudContext, store: Store): ModuleSpec {
     policy: 'Always',
     async run(m: ModuleContext) {
       const log = ctx.log.child({ module: 'cloud-pods' });
+      // One waiter per watch (ConfigMaps and Secrets one by one) listens on the module's signal.
+      setMaxListeners(0, m.signal);
       const pause = linkPause(ctx);
       const objects = new ObjectWatches({ store, log, listWatch: objectListWatch(ctx), pause });
       const tokens = new TokenManager({ store, request: contextRequest(ctx), log });

@@ -1,5 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
-import { invalid, notFound, StatusError, type StatusCause } from '#lib/kube/status.ts';
+import { applyConfig, recordUpdate } from '#lib/kube/managed-fields.ts';
+import { invalid, notFound, type StatusCause, StatusError } from '#lib/kube/status.ts';
 import { podSchema } from '#lib/kube/strategic-merge.ts';
 import type { Pod } from '#lib/kube/types.ts';
 import { checkDnsSubdomain } from '#lib/kube/validate.ts';
@@ -7,7 +8,6 @@ import { apiPodDefaults, defaultPod, validatePod } from '#lib/pods/spec/defaults
 import type { PodRecord } from '#lib/store/pods.ts';
 import { applyPatch, isObject, patchType, readBody } from './body.ts';
 import type { AppContext } from './env.ts';
-import { applyConfig, recordUpdate } from '#lib/kube/managed-fields.ts';
 import {
   alreadyExists,
   checkNames,

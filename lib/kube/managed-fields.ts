@@ -3,7 +3,7 @@
 // manager; an apply owns exactly the fields of its configuration, removes the ones it stopped
 // applying (unless another manager owns them), and conflicts with other owners of a field it changes.
 import { isDeepStrictEqual } from 'node:util';
-import { StatusError, type StatusCause } from './status.ts';
+import { type StatusCause, StatusError } from './status.ts';
 import { applyStrategicMergePatch, type PatchSchema } from './strategic-merge.ts';
 import type { KubeObject } from './types.ts';
 

@@ -4,8 +4,8 @@
 import { readFileSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
-import { NodeAuth } from '#lib/cloud/node-auth.ts';
 import type { CloudContext } from '#lib/cloud/context.ts';
+import { NodeAuth } from '#lib/cloud/node-auth.ts';
 import { ServingCertificate } from '#lib/cloud/serving-cert.ts';
 import type { Deps } from '#lib/http/env.ts';
 import { StatsCollector } from '#lib/pods/runtime/stats.ts';

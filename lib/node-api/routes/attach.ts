@@ -1,6 +1,6 @@
 import { prepareAttachUpgrade } from '#lib/exec/accept.ts';
 import { isSpdyUpgrade } from '#lib/exec/options.ts';
-import { runningInstance, requireRuntime } from '#lib/pods/runtime/find-container.ts';
+import { requireRuntime, runningInstance } from '#lib/pods/runtime/find-container.ts';
 import { asApp, type NodeApiContext } from '../env.ts';
 import { findPodByPath, validQuery } from '../params.ts';
 import { streamQuery, streamsOf } from '../streams.ts';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { runInContainer } from '#lib/exec/run.ts';
 import { badRequest } from '#lib/kube/status.ts';
-import { runningInstance, requireRuntime } from '#lib/pods/runtime/find-container.ts';
+import { requireRuntime, runningInstance } from '#lib/pods/runtime/find-container.ts';
 import type { NodeApiContext } from '../env.ts';
 import { findPodByPath, validQuery } from '../params.ts';
 

@@ -1,0 +1,213 @@
+// Pods from a real cluster (kube-apiserver 1.20.2 from the cloud lab) on a real containerd: a pod
+// bound to the node runs and shows Running in the cloud with its kube-api-access volume; a
+// ConfigMap change reaches the mounted volume; with the link cut at a proxy, status changes and
+// events made offline reach the cloud after reconnect (the exact latest status, every event with
+// its count and first time); pods deleted in the cloud while the node was offline are stopped
+// after reconnect. Every wait polls a condition with a generous deadline.
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { CriClient } from '#lib/cri/client.ts';
+import type { Pod } from '#lib/kube/types.ts';
+import { POD_NAME, POD_NAMESPACE } from '#lib/pods/runtime/labels.ts';
+import type { Event } from '#lib/store/events.ts';
+import { startTestAgent, type TestAgent } from '../helpers/agent.ts';
+import { cloudLabOrSkip } from '../helpers/cloud.ts';
+import { labOrSkip, waitFor } from '../helpers/lab.ts';
+
+const lab = await labOrSkip('test/e2e/cloud-pods.test.ts');
+const cloud = lab && (await cloudLabOrSkip('test/e2e/cloud-pods.test.ts'));
+if (lab && cloud) {
+  const node = `pods-${Math.random().toString(36).slice(2, 7)}`;
+  const ns = 'cloud-pods';
+  let agent: TestAgent;
+  const kubectl = cloud.kubectl;
+  const cloudPod = async (name: string): Promise<Pod | undefined> => {
+    const out = await kubectl(['-n', ns, 'get', 'pod', name, '-o', 'json', '--ignore-not-found']);
+    return out.trim() ? (JSON.parse(out) as Pod) : undefined;
+  };
+  const apply = (yaml: string) => kubectl(['apply', '-f', '-'], yaml);
+  const podYaml = (name: string, cmd: string, extra = '', volumes = '') => `
+apiVersion: v1
+kind: Pod
+metadata: {name: ${name}, namespace: ${ns}}
+spec:
+  nodeName: ${node}
+  terminationGracePeriodSeconds: 1
+  containers:
+    - name: main
+      image: ${lab.images.app}
+      imagePullPolicy: IfNotPresent
+      command: ["sh", "-c", ${JSON.stringify(cmd)}]
+${extra}${volumes}`;
+  const running = (name: string) =>
+    waitFor(
+      async () => {
+        const p = await cloudPod(name);
+        return p?.status?.phase === 'Running' && p.status.containerStatuses?.[0]?.ready === true;
+      },
+      120_000,
+      500,
+    );
+
+  test.before(async () => {
+    await cloud.createNamespace(ns);
+    agent = await startTestAgent({
+      nodeName: node,
+      runtimeEndpoint: lab.endpoint,
+      flags: { cloud: cloud.nodeKubeconfig(node, cloud.proxy.url) },
+    });
+    assert.ok(await waitFor(() => agent.cloud?.link.online, 60_000), 'the link never came up');
+  });
+  test.after(async () => {
+    await agent?.stop();
+    await cloud.stop();
+  });
+
+  test('a pod bound to the node runs and is Running in the cloud, with its kube-api-access volume', async () => {
+    await apply(
+      podYaml(
+        'web',
+        'cat /var/run/secrets/kubernetes.io/serviceaccount/namespace; echo; test -s /var/run/secrets/kubernetes.io/serviceaccount/token && test -s /var/run/secrets/kubernetes.io/serviceaccount/ca.crt && echo token-ok; exec sleep 3600',
+      ),
+    );
+    assert.ok(
+      await running('web'),
+      `not Running in the cloud: ${JSON.stringify((await cloudPod('web'))?.status)}`,
+    );
+    const logs = await waitFor(
+      async () => {
+        const r = await fetch(`${agent.url}/api/v1/namespaces/${ns}/pods/web/log`);
+        const t = r.ok ? await r.text() : '';
+        return t.includes('token-ok') ? t : '';
+      },
+      60_000,
+      500,
+    );
+    assert.match(logs, `${ns}\ntoken-ok`);
+    const events = JSON.parse(
+      await kubectl(['-n', ns, 'get', 'events', '--field-selector', 'involvedObject.name=web', '-o', 'json']),
+    ) as { items: Event[] };
+    const reasons = events.items.map((e) => e.reason);
+    assert.ok(reasons.includes('Started'), `events: ${reasons.join(', ')}`);
+    const started = events.items.find((e) => e.reason === 'Started')!;
+    assert.is(started.source.host, node);
+    assert.is(started.involvedObject.uid, (await cloudPod('web'))!.metadata.uid);
+  });
+
+  test('a ConfigMap change reaches the mounted volume of the running pod', async () => {
+    await apply(
+      `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app-config, namespace: ${ns}}\ndata: {level: debug}\n`,
+    );
+    await apply(
+      podYaml(
+        'configured',
+        'exec sleep 3600',
+        '      volumeMounts: [{name: cfg, mountPath: /cfg}]\n',
+        '  volumes: [{name: cfg, configMap: {name: app-config}}]\n',
+      ),
+    );
+    assert.ok(await running('configured'));
+    const uid = (await cloudPod('configured'))!.metadata.uid!;
+    const file = join(agent.dataDir, 'pods', uid, 'volumes', 'kubernetes.io~configmap', 'cfg', 'level');
+    const read = () => (existsSync(file) ? readFileSync(file, 'utf8') : '');
+    assert.is(await waitFor(() => read() === 'debug', 60_000, 250), true);
+    await kubectl(['-n', ns, 'patch', 'configmap', 'app-config', '-p', '{"data":{"level":"info"}}']);
+    assert.is(await waitFor(() => read() === 'info', 60_000, 250), true, `still ${read()}`);
+  });
+
+  test('cut mid-watch: status and events made offline reach the cloud after reconnect, exactly', async () => {
+    assert.ok(await running('web'));
+    cloud.proxy.cut();
+    assert.ok(await waitFor(() => agent.cloud?.link.state === 'offline', 60_000, 100));
+    const uid = agent.store.pods.record(ns, 'web')!.uid;
+    // Two restarts through the local API while offline: statuses and events pile up in the outbox.
+    for (let i = 1; i <= 2; i++) {
+      const r = await fetch(`${agent.url}/api/v1/namespaces/${ns}/pods/web/restart`, { method: 'POST' });
+      assert.is(r.status, 200, await r.text());
+      assert.ok(
+        await waitFor(
+          () => {
+            const s = agent.store.pods.get(ns, 'web')?.status;
+            return s?.containerStatuses?.[0]?.restartCount === i && s.containerStatuses[0].ready;
+          },
+          60_000,
+          200,
+        ),
+        `restart ${i} not done`,
+      );
+    }
+    // Repeats of one event aggregate (count), as kubelet's correlator does.
+    for (let i = 0; i < 3; i++)
+      agent.store.events.record(
+        { kind: 'Pod', namespace: ns, name: 'web', uid },
+        'Warning',
+        'Offline',
+        'said offline',
+      );
+    assert.ok(agent.store.outbox.depth() > 0, 'nothing queued while offline');
+    cloud.proxy.restore();
+    assert.ok(await waitFor(() => agent.store.outbox.depth() === 0, 120_000, 200), 'outbox not drained');
+    const local = agent.store.pods.get(ns, 'web')!.status!;
+    const remote = (await cloudPod('web'))!.status!;
+    assert.is(remote.containerStatuses?.[0]?.restartCount, 2);
+    assert.equal(remote.containerStatuses, local.containerStatuses);
+    assert.is(remote.phase, local.phase);
+    const cloudEvents = (
+      JSON.parse(
+        await kubectl([
+          '-n',
+          ns,
+          'get',
+          'events',
+          '--field-selector',
+          'involvedObject.name=web',
+          '-o',
+          'json',
+        ]),
+      ) as { items: Event[] }
+    ).items;
+    for (const e of agent.store.events.list({ involvedNamespace: ns, involvedName: 'web' }).items) {
+      const c = cloudEvents.find((x) => x.metadata.name === e.metadata.name);
+      assert.ok(c, `event ${e.reason} "${e.message}" missing in the cloud`);
+      assert.is(c.count, e.count, `${e.reason} count`);
+      assert.is(c.firstTimestamp, e.firstTimestamp, `${e.reason} first time`);
+      assert.is(c.lastTimestamp, e.lastTimestamp, `${e.reason} last time`);
+    }
+    assert.is(cloudEvents.find((x) => x.reason === 'Offline')?.count, 3);
+  });
+
+  test('pods deleted in the cloud while offline (gracefully or forced) are stopped after reconnect', async () => {
+    await apply(podYaml('doomed', 'exec sleep 3600'));
+    await apply(podYaml('forced', 'exec sleep 3600'));
+    assert.ok(await running('doomed'));
+    assert.ok(await running('forced'));
+    cloud.proxy.cut();
+    assert.ok(await waitFor(() => agent.cloud?.link.state === 'offline', 60_000, 100));
+    await kubectl(['-n', ns, 'delete', 'pod', 'doomed', '--wait=false']);
+    await kubectl(['-n', ns, 'delete', 'pod', 'forced', '--grace-period=0', '--force']);
+    // Offline: both keep running here.
+    assert.ok(agent.store.pods.record(ns, 'doomed'));
+    assert.ok(agent.store.pods.record(ns, 'forced'));
+    cloud.proxy.restore();
+    assert.ok(
+      await waitFor(
+        () => !agent.store.pods.record(ns, 'doomed') && !agent.store.pods.record(ns, 'forced'),
+        120_000,
+        200,
+      ),
+      'not stopped after reconnect',
+    );
+    // The graceful one was deleted for good by the node, with its uid as precondition.
+    assert.ok(await waitFor(async () => !(await cloudPod('doomed')), 60_000, 500), 'still in the cloud');
+    const cri = new CriClient({ endpoint: lab.endpoint });
+    const left = (await cri.listContainers({ labelSelector: { [POD_NAMESPACE]: ns } })).filter(
+      (c) => c.state === 'CONTAINER_RUNNING' && ['doomed', 'forced'].includes(c.labels[POD_NAME] ?? ''),
+    );
+    cri.close();
+    assert.equal(left, []);
+  });
+}
+
+test.run();
