@@ -17,7 +17,8 @@ export type Method = (typeof METHODS)[number];
 /** Builds the HTTP app over the given dependencies: one middleware sets them, every error is a Status. */
 export function createApp(given: AppDeps): Hono<AppEnv> {
   const deps: Deps = { ...given, auth: given.auth ?? {}, limits: given.limits ?? defaultLimits(given.now) };
-  const app = new Hono<AppEnv>();
+  // Not strict: `/api/` and `/version/` are the same routes as without the slash, as on kube-apiserver.
+  const app = new Hono<AppEnv>({ strict: false });
   if (deps.metrics) app.use(httpMetrics(deps.metrics));
   app.use(async (c, next) => {
     for (const [key, value] of Object.entries(deps)) c.set(key as keyof Deps, value as never);

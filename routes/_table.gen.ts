@@ -2,98 +2,114 @@
 import type { RouteModule } from '#lib/http/route.ts';
 import * as r0 from './api/index.ts';
 import * as r1 from './api/v1/index.ts';
-import * as r2 from './api/v1/events.ts';
-import * as r3 from './api/v1/namespaces/index.ts';
-import * as r4 from './api/v1/namespaces/[ns]/index.ts';
-import * as r5 from './api/v1/namespaces/[ns]/events/index.ts';
-import * as r6 from './api/v1/namespaces/[ns]/pods/index.ts';
-import * as r7 from './api/v1/namespaces/[ns]/pods/restart.ts';
-import * as r8 from './api/v1/namespaces/[ns]/pods/[name]/index.ts';
-import * as r9 from './api/v1/namespaces/[ns]/pods/[name]/eviction.ts';
-import * as r10 from './api/v1/namespaces/[ns]/pods/[name]/exec.ts';
-import * as r11 from './api/v1/namespaces/[ns]/pods/[name]/log.ts';
-import * as r12 from './api/v1/namespaces/[ns]/pods/[name]/restart.ts';
-import * as r13 from './api/v1/namespaces/[ns]/pods/[name]/status.ts';
-import * as r14 from './api/v1/pods.ts';
-import * as r15 from './apis/index.ts';
-import * as r16 from './apis/devices.kubeedge.io/index.ts';
-import * as r17 from './apis/devices.kubeedge.io/v1beta1/index.ts';
-import * as r18 from './apis/devices.kubeedge.io/v1beta1/devicemodels.ts';
-import * as r19 from './apis/devices.kubeedge.io/v1beta1/devices.ts';
-import * as r20 from './apis/devices.kubeedge.io/v1beta1/namespaces/[ns]/devicemodels/index.ts';
-import * as r21 from './apis/devices.kubeedge.io/v1beta1/namespaces/[ns]/devicemodels/[name]/index.ts';
-import * as r22 from './apis/devices.kubeedge.io/v1beta1/namespaces/[ns]/devices/index.ts';
-import * as r23 from './apis/devices.kubeedge.io/v1beta1/namespaces/[ns]/devices/[name]/index.ts';
-import * as r24 from './audit/index.ts';
-import * as r25 from './devices/index.ts';
-import * as r26 from './devices/[ns]/index.ts';
-import * as r27 from './devices/[ns]/[name]/index.ts';
-import * as r28 from './healthz.ts';
-import * as r29 from './livez.ts';
-import * as r30 from './metrics.ts';
-import * as r31 from './openapi/v2.ts';
-import * as r32 from './openapi/v3/index.ts';
-import * as r33 from './openapi/v3/apis/devices.kubeedge.io/v1beta1.ts';
-import * as r34 from './pods/index.ts';
-import * as r35 from './pods/[ns]/index.ts';
-import * as r36 from './pods/[ns]/[name]/index.ts';
-import * as r37 from './pods/[ns]/[name]/exec.ts';
-import * as r38 from './pods/[ns]/[name]/logs.ts';
-import * as r39 from './pods/[ns]/[name]/restart.ts';
-import * as r40 from './readyz.ts';
-import * as r41 from './ui/index.ts';
-import * as r42 from './ui/app.js.ts';
-import * as r43 from './ui/login.ts';
-import * as r44 from './ui/logout.ts';
-import * as r45 from './ui/parts/[part].ts';
-import * as r46 from './version.ts';
+import * as r2 from './api/v1/configmaps.ts';
+import * as r3 from './api/v1/events.ts';
+import * as r4 from './api/v1/namespaces/index.ts';
+import * as r5 from './api/v1/namespaces/[ns]/index.ts';
+import * as r6 from './api/v1/namespaces/[ns]/configmaps/index.ts';
+import * as r7 from './api/v1/namespaces/[ns]/configmaps/[name]/index.ts';
+import * as r8 from './api/v1/namespaces/[ns]/events/index.ts';
+import * as r9 from './api/v1/namespaces/[ns]/pods/index.ts';
+import * as r10 from './api/v1/namespaces/[ns]/pods/restart.ts';
+import * as r11 from './api/v1/namespaces/[ns]/pods/[name]/index.ts';
+import * as r12 from './api/v1/namespaces/[ns]/pods/[name]/eviction.ts';
+import * as r13 from './api/v1/namespaces/[ns]/pods/[name]/exec.ts';
+import * as r14 from './api/v1/namespaces/[ns]/pods/[name]/log.ts';
+import * as r15 from './api/v1/namespaces/[ns]/pods/[name]/restart.ts';
+import * as r16 from './api/v1/namespaces/[ns]/pods/[name]/status.ts';
+import * as r17 from './api/v1/namespaces/[ns]/secrets/index.ts';
+import * as r18 from './api/v1/namespaces/[ns]/secrets/[name]/index.ts';
+import * as r19 from './api/v1/nodes/index.ts';
+import * as r20 from './api/v1/nodes/[name].ts';
+import * as r21 from './api/v1/pods.ts';
+import * as r22 from './api/v1/secrets.ts';
+import * as r23 from './apis/index.ts';
+import * as r24 from './apis/devices.kubeedge.io/index.ts';
+import * as r25 from './apis/devices.kubeedge.io/v1beta1/index.ts';
+import * as r26 from './apis/devices.kubeedge.io/v1beta1/devicemodels.ts';
+import * as r27 from './apis/devices.kubeedge.io/v1beta1/devices.ts';
+import * as r28 from './apis/devices.kubeedge.io/v1beta1/namespaces/[ns]/devicemodels/index.ts';
+import * as r29 from './apis/devices.kubeedge.io/v1beta1/namespaces/[ns]/devicemodels/[name]/index.ts';
+import * as r30 from './apis/devices.kubeedge.io/v1beta1/namespaces/[ns]/devices/index.ts';
+import * as r31 from './apis/devices.kubeedge.io/v1beta1/namespaces/[ns]/devices/[name]/index.ts';
+import * as r32 from './audit/index.ts';
+import * as r33 from './devices/index.ts';
+import * as r34 from './devices/[ns]/index.ts';
+import * as r35 from './devices/[ns]/[name]/index.ts';
+import * as r36 from './healthz.ts';
+import * as r37 from './livez.ts';
+import * as r38 from './metrics.ts';
+import * as r39 from './openapi/v2.ts';
+import * as r40 from './openapi/v3/index.ts';
+import * as r41 from './openapi/v3/apis/devices.kubeedge.io/v1beta1.ts';
+import * as r42 from './pods/index.ts';
+import * as r43 from './pods/[ns]/index.ts';
+import * as r44 from './pods/[ns]/[name]/index.ts';
+import * as r45 from './pods/[ns]/[name]/exec.ts';
+import * as r46 from './pods/[ns]/[name]/logs.ts';
+import * as r47 from './pods/[ns]/[name]/restart.ts';
+import * as r48 from './readyz.ts';
+import * as r49 from './ui/index.ts';
+import * as r50 from './ui/app.js.ts';
+import * as r51 from './ui/login.ts';
+import * as r52 from './ui/logout.ts';
+import * as r53 from './ui/parts/[part].ts';
+import * as r54 from './version.ts';
 
 export const routes: { path: string; pattern: RegExp; module: RouteModule }[] = [
   { path: '/api', pattern: /^\/api\/?$/, module: r0 },
   { path: '/api/v1', pattern: /^\/api\/v1\/?$/, module: r1 },
-  { path: '/api/v1/events', pattern: /^\/api\/v1\/events\/?$/, module: r2 },
-  { path: '/api/v1/namespaces', pattern: /^\/api\/v1\/namespaces\/?$/, module: r3 },
-  { path: '/api/v1/namespaces/:ns', pattern: /^\/api\/v1\/namespaces\/[^\/]+\/?$/, module: r4 },
-  { path: '/api/v1/namespaces/:ns/events', pattern: /^\/api\/v1\/namespaces\/[^\/]+\/events\/?$/, module: r5 },
-  { path: '/api/v1/namespaces/:ns/pods', pattern: /^\/api\/v1\/namespaces\/[^\/]+\/pods\/?$/, module: r6 },
-  { path: '/api/v1/namespaces/:ns/pods/restart', pattern: /^\/api\/v1\/namespaces\/[^\/]+\/pods\/restart\/?$/, module: r7 },
-  { path: '/api/v1/namespaces/:ns/pods/:name', pattern: /^\/api\/v1\/namespaces\/[^\/]+\/pods\/[^\/]+\/?$/, module: r8 },
-  { path: '/api/v1/namespaces/:ns/pods/:name/eviction', pattern: /^\/api\/v1\/namespaces\/[^\/]+\/pods\/[^\/]+\/eviction\/?$/, module: r9 },
-  { path: '/api/v1/namespaces/:ns/pods/:name/exec', pattern: /^\/api\/v1\/namespaces\/[^\/]+\/pods\/[^\/]+\/exec\/?$/, module: r10 },
-  { path: '/api/v1/namespaces/:ns/pods/:name/log', pattern: /^\/api\/v1\/namespaces\/[^\/]+\/pods\/[^\/]+\/log\/?$/, module: r11 },
-  { path: '/api/v1/namespaces/:ns/pods/:name/restart', pattern: /^\/api\/v1\/namespaces\/[^\/]+\/pods\/[^\/]+\/restart\/?$/, module: r12 },
-  { path: '/api/v1/namespaces/:ns/pods/:name/status', pattern: /^\/api\/v1\/namespaces\/[^\/]+\/pods\/[^\/]+\/status\/?$/, module: r13 },
-  { path: '/api/v1/pods', pattern: /^\/api\/v1\/pods\/?$/, module: r14 },
-  { path: '/apis', pattern: /^\/apis\/?$/, module: r15 },
-  { path: '/apis/devices.kubeedge.io', pattern: /^\/apis\/devices.kubeedge.io\/?$/, module: r16 },
-  { path: '/apis/devices.kubeedge.io/v1beta1', pattern: /^\/apis\/devices.kubeedge.io\/v1beta1\/?$/, module: r17 },
-  { path: '/apis/devices.kubeedge.io/v1beta1/devicemodels', pattern: /^\/apis\/devices.kubeedge.io\/v1beta1\/devicemodels\/?$/, module: r18 },
-  { path: '/apis/devices.kubeedge.io/v1beta1/devices', pattern: /^\/apis\/devices.kubeedge.io\/v1beta1\/devices\/?$/, module: r19 },
-  { path: '/apis/devices.kubeedge.io/v1beta1/namespaces/:ns/devicemodels', pattern: /^\/apis\/devices.kubeedge.io\/v1beta1\/namespaces\/[^\/]+\/devicemodels\/?$/, module: r20 },
-  { path: '/apis/devices.kubeedge.io/v1beta1/namespaces/:ns/devicemodels/:name', pattern: /^\/apis\/devices.kubeedge.io\/v1beta1\/namespaces\/[^\/]+\/devicemodels\/[^\/]+\/?$/, module: r21 },
-  { path: '/apis/devices.kubeedge.io/v1beta1/namespaces/:ns/devices', pattern: /^\/apis\/devices.kubeedge.io\/v1beta1\/namespaces\/[^\/]+\/devices\/?$/, module: r22 },
-  { path: '/apis/devices.kubeedge.io/v1beta1/namespaces/:ns/devices/:name', pattern: /^\/apis\/devices.kubeedge.io\/v1beta1\/namespaces\/[^\/]+\/devices\/[^\/]+\/?$/, module: r23 },
-  { path: '/audit', pattern: /^\/audit\/?$/, module: r24 },
-  { path: '/devices', pattern: /^\/devices\/?$/, module: r25 },
-  { path: '/devices/:ns', pattern: /^\/devices\/[^\/]+\/?$/, module: r26 },
-  { path: '/devices/:ns/:name', pattern: /^\/devices\/[^\/]+\/[^\/]+\/?$/, module: r27 },
-  { path: '/healthz', pattern: /^\/healthz\/?$/, module: r28 },
-  { path: '/livez', pattern: /^\/livez\/?$/, module: r29 },
-  { path: '/metrics', pattern: /^\/metrics\/?$/, module: r30 },
-  { path: '/openapi/v2', pattern: /^\/openapi\/v2\/?$/, module: r31 },
-  { path: '/openapi/v3', pattern: /^\/openapi\/v3\/?$/, module: r32 },
-  { path: '/openapi/v3/apis/devices.kubeedge.io/v1beta1', pattern: /^\/openapi\/v3\/apis\/devices.kubeedge.io\/v1beta1\/?$/, module: r33 },
-  { path: '/pods', pattern: /^\/pods\/?$/, module: r34 },
-  { path: '/pods/:ns', pattern: /^\/pods\/[^\/]+\/?$/, module: r35 },
-  { path: '/pods/:ns/:name', pattern: /^\/pods\/[^\/]+\/[^\/]+\/?$/, module: r36 },
-  { path: '/pods/:ns/:name/exec', pattern: /^\/pods\/[^\/]+\/[^\/]+\/exec\/?$/, module: r37 },
-  { path: '/pods/:ns/:name/logs', pattern: /^\/pods\/[^\/]+\/[^\/]+\/logs\/?$/, module: r38 },
-  { path: '/pods/:ns/:name/restart', pattern: /^\/pods\/[^\/]+\/[^\/]+\/restart\/?$/, module: r39 },
-  { path: '/readyz', pattern: /^\/readyz\/?$/, module: r40 },
-  { path: '/ui', pattern: /^\/ui\/?$/, module: r41 },
-  { path: '/ui/app.js', pattern: /^\/ui\/app.js\/?$/, module: r42 },
-  { path: '/ui/login', pattern: /^\/ui\/login\/?$/, module: r43 },
-  { path: '/ui/logout', pattern: /^\/ui\/logout\/?$/, module: r44 },
-  { path: '/ui/parts/:part', pattern: /^\/ui\/parts\/[^\/]+\/?$/, module: r45 },
-  { path: '/version', pattern: /^\/version\/?$/, module: r46 },
+  { path: '/api/v1/configmaps', pattern: /^\/api\/v1\/configmaps\/?$/, module: r2 },
+  { path: '/api/v1/events', pattern: /^\/api\/v1\/events\/?$/, module: r3 },
+  { path: '/api/v1/namespaces', pattern: /^\/api\/v1\/namespaces\/?$/, module: r4 },
+  { path: '/api/v1/namespaces/:ns', pattern: /^\/api\/v1\/namespaces\/[^\/]+\/?$/, module: r5 },
+  { path: '/api/v1/namespaces/:ns/configmaps', pattern: /^\/api\/v1\/namespaces\/[^\/]+\/configmaps\/?$/, module: r6 },
+  { path: '/api/v1/namespaces/:ns/configmaps/:name', pattern: /^\/api\/v1\/namespaces\/[^\/]+\/configmaps\/[^\/]+\/?$/, module: r7 },
+  { path: '/api/v1/namespaces/:ns/events', pattern: /^\/api\/v1\/namespaces\/[^\/]+\/events\/?$/, module: r8 },
+  { path: '/api/v1/namespaces/:ns/pods', pattern: /^\/api\/v1\/namespaces\/[^\/]+\/pods\/?$/, module: r9 },
+  { path: '/api/v1/namespaces/:ns/pods/restart', pattern: /^\/api\/v1\/namespaces\/[^\/]+\/pods\/restart\/?$/, module: r10 },
+  { path: '/api/v1/namespaces/:ns/pods/:name', pattern: /^\/api\/v1\/namespaces\/[^\/]+\/pods\/[^\/]+\/?$/, module: r11 },
+  { path: '/api/v1/namespaces/:ns/pods/:name/eviction', pattern: /^\/api\/v1\/namespaces\/[^\/]+\/pods\/[^\/]+\/eviction\/?$/, module: r12 },
+  { path: '/api/v1/namespaces/:ns/pods/:name/exec', pattern: /^\/api\/v1\/namespaces\/[^\/]+\/pods\/[^\/]+\/exec\/?$/, module: r13 },
+  { path: '/api/v1/namespaces/:ns/pods/:name/log', pattern: /^\/api\/v1\/namespaces\/[^\/]+\/pods\/[^\/]+\/log\/?$/, module: r14 },
+  { path: '/api/v1/namespaces/:ns/pods/:name/restart', pattern: /^\/api\/v1\/namespaces\/[^\/]+\/pods\/[^\/]+\/restart\/?$/, module: r15 },
+  { path: '/api/v1/namespaces/:ns/pods/:name/status', pattern: /^\/api\/v1\/namespaces\/[^\/]+\/pods\/[^\/]+\/status\/?$/, module: r16 },
+  { path: '/api/v1/namespaces/:ns/secrets', pattern: /^\/api\/v1\/namespaces\/[^\/]+\/secrets\/?$/, module: r17 },
+  { path: '/api/v1/namespaces/:ns/secrets/:name', pattern: /^\/api\/v1\/namespaces\/[^\/]+\/secrets\/[^\/]+\/?$/, module: r18 },
+  { path: '/api/v1/nodes', pattern: /^\/api\/v1\/nodes\/?$/, module: r19 },
+  { path: '/api/v1/nodes/:name', pattern: /^\/api\/v1\/nodes\/[^\/]+\/?$/, module: r20 },
+  { path: '/api/v1/pods', pattern: /^\/api\/v1\/pods\/?$/, module: r21 },
+  { path: '/api/v1/secrets', pattern: /^\/api\/v1\/secrets\/?$/, module: r22 },
+  { path: '/apis', pattern: /^\/apis\/?$/, module: r23 },
+  { path: '/apis/devices.kubeedge.io', pattern: /^\/apis\/devices.kubeedge.io\/?$/, module: r24 },
+  { path: '/apis/devices.kubeedge.io/v1beta1', pattern: /^\/apis\/devices.kubeedge.io\/v1beta1\/?$/, module: r25 },
+  { path: '/apis/devices.kubeedge.io/v1beta1/devicemodels', pattern: /^\/apis\/devices.kubeedge.io\/v1beta1\/devicemodels\/?$/, module: r26 },
+  { path: '/apis/devices.kubeedge.io/v1beta1/devices', pattern: /^\/apis\/devices.kubeedge.io\/v1beta1\/devices\/?$/, module: r27 },
+  { path: '/apis/devices.kubeedge.io/v1beta1/namespaces/:ns/devicemodels', pattern: /^\/apis\/devices.kubeedge.io\/v1beta1\/namespaces\/[^\/]+\/devicemodels\/?$/, module: r28 },
+  { path: '/apis/devices.kubeedge.io/v1beta1/namespaces/:ns/devicemodels/:name', pattern: /^\/apis\/devices.kubeedge.io\/v1beta1\/namespaces\/[^\/]+\/devicemodels\/[^\/]+\/?$/, module: r29 },
+  { path: '/apis/devices.kubeedge.io/v1beta1/namespaces/:ns/devices', pattern: /^\/apis\/devices.kubeedge.io\/v1beta1\/namespaces\/[^\/]+\/devices\/?$/, module: r30 },
+  { path: '/apis/devices.kubeedge.io/v1beta1/namespaces/:ns/devices/:name', pattern: /^\/apis\/devices.kubeedge.io\/v1beta1\/namespaces\/[^\/]+\/devices\/[^\/]+\/?$/, module: r31 },
+  { path: '/audit', pattern: /^\/audit\/?$/, module: r32 },
+  { path: '/devices', pattern: /^\/devices\/?$/, module: r33 },
+  { path: '/devices/:ns', pattern: /^\/devices\/[^\/]+\/?$/, module: r34 },
+  { path: '/devices/:ns/:name', pattern: /^\/devices\/[^\/]+\/[^\/]+\/?$/, module: r35 },
+  { path: '/healthz', pattern: /^\/healthz\/?$/, module: r36 },
+  { path: '/livez', pattern: /^\/livez\/?$/, module: r37 },
+  { path: '/metrics', pattern: /^\/metrics\/?$/, module: r38 },
+  { path: '/openapi/v2', pattern: /^\/openapi\/v2\/?$/, module: r39 },
+  { path: '/openapi/v3', pattern: /^\/openapi\/v3\/?$/, module: r40 },
+  { path: '/openapi/v3/apis/devices.kubeedge.io/v1beta1', pattern: /^\/openapi\/v3\/apis\/devices.kubeedge.io\/v1beta1\/?$/, module: r41 },
+  { path: '/pods', pattern: /^\/pods\/?$/, module: r42 },
+  { path: '/pods/:ns', pattern: /^\/pods\/[^\/]+\/?$/, module: r43 },
+  { path: '/pods/:ns/:name', pattern: /^\/pods\/[^\/]+\/[^\/]+\/?$/, module: r44 },
+  { path: '/pods/:ns/:name/exec', pattern: /^\/pods\/[^\/]+\/[^\/]+\/exec\/?$/, module: r45 },
+  { path: '/pods/:ns/:name/logs', pattern: /^\/pods\/[^\/]+\/[^\/]+\/logs\/?$/, module: r46 },
+  { path: '/pods/:ns/:name/restart', pattern: /^\/pods\/[^\/]+\/[^\/]+\/restart\/?$/, module: r47 },
+  { path: '/readyz', pattern: /^\/readyz\/?$/, module: r48 },
+  { path: '/ui', pattern: /^\/ui\/?$/, module: r49 },
+  { path: '/ui/app.js', pattern: /^\/ui\/app.js\/?$/, module: r50 },
+  { path: '/ui/login', pattern: /^\/ui\/login\/?$/, module: r51 },
+  { path: '/ui/logout', pattern: /^\/ui\/logout\/?$/, module: r52 },
+  { path: '/ui/parts/:part', pattern: /^\/ui\/parts\/[^\/]+\/?$/, module: r53 },
+  { path: '/version', pattern: /^\/version\/?$/, module: r54 },
 ];

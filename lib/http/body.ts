@@ -1,6 +1,7 @@
 import { parse as parseYaml } from 'yaml';
 import { applyJsonPatch } from '#lib/kube/json-patch.ts';
 import { applyMergePatch } from '#lib/kube/merge-patch.ts';
+import { decodeKubeProtobuf, isKubeProtobuf } from '#lib/kube/protobuf.ts';
 import { badRequest, StatusError } from '#lib/kube/status.ts';
 import { applyStrategicMergePatch, type PatchSchema } from '#lib/kube/strategic-merge.ts';
 import type { AppContext } from './env.ts';
@@ -11,14 +12,12 @@ export const contentType = (c: AppContext): string =>
 
 /** The request body as JSON (or YAML, which the API server also accepts); malformed is a 400. */
 export async function readBody(c: AppContext, type = contentType(c)): Promise<unknown> {
-  const text = await c.req.text();
   if (/protobuf/.test(type)) {
-    throw new StatusError(
-      415,
-      'UnsupportedMediaType',
-      `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml`,
-    );
+    const raw = Buffer.from(await c.req.arrayBuffer());
+    if (!isKubeProtobuf(raw)) throw badRequest('the protobuf body lacks the k8s envelope');
+    return decodeKubeProtobuf(raw);
   }
+  const text = await c.req.text();
   try {
     return /yaml/.test(type) ? parseYaml(text) : JSON.parse(text);
   } catch (e) {

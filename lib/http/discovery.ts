@@ -10,7 +10,17 @@ export interface ApiResource {
 }
 
 /** What Outpost serves in the core group, as `/api/v1` advertises it to kubectl. */
+const WRITE_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
+
 export const coreResources: ApiResource[] = [
+  {
+    name: 'configmaps',
+    singularName: 'configmap',
+    namespaced: true,
+    kind: 'ConfigMap',
+    verbs: WRITE_VERBS,
+    shortNames: ['cm'],
+  },
   {
     name: 'events',
     singularName: 'event',
@@ -28,11 +38,19 @@ export const coreResources: ApiResource[] = [
     shortNames: ['ns'],
   },
   {
+    name: 'nodes',
+    singularName: 'node',
+    namespaced: false,
+    kind: 'Node',
+    verbs: ['get', 'list', 'watch'],
+    shortNames: ['no'],
+  },
+  {
     name: 'pods',
     singularName: 'pod',
     namespaced: true,
     kind: 'Pod',
-    verbs: ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'],
+    verbs: WRITE_VERBS,
     shortNames: ['po'],
     categories: ['all'],
   },
@@ -40,6 +58,7 @@ export const coreResources: ApiResource[] = [
   { name: 'pods/exec', singularName: '', namespaced: true, kind: 'PodExecOptions', verbs: ['create', 'get'] },
   { name: 'pods/log', singularName: '', namespaced: true, kind: 'Pod', verbs: ['get'] },
   { name: 'pods/status', singularName: '', namespaced: true, kind: 'Pod', verbs: ['get', 'patch', 'update'] },
+  { name: 'secrets', singularName: 'secret', namespaced: true, kind: 'Secret', verbs: WRITE_VERBS },
 ];
 
 /** API groups beyond the core group: KubeEdge's device CRDs (edits of a device go through its mapper). */

@@ -1,14 +1,15 @@
 import { stream } from 'hono/streaming';
 import { z } from 'zod';
 import { parseFieldSelector, parseLabelSelector, requiredEquals } from '#lib/kube/selectors.ts';
-import { badRequest, gone } from '#lib/kube/status.ts';
+import { badRequest, gone, StatusError } from '#lib/kube/status.ts';
 import { type IncludeObject, parseIncludeObject, type Table, type ToTableOptions } from '#lib/kube/table.ts';
 import type { KubeObject } from '#lib/kube/types.ts';
 import type { WatchEvent } from '#lib/store/watch-hub.ts';
 import type { AppContext } from './env.ts';
 import { wantsTable } from './negotiate.ts';
 
-const boolish = z.enum(['true', 'false', '1', '0', '']).optional();
+// kube-apiserver takes anything but `0` and `false` as true (Python's client sends `True`).
+const boolish = z.string().optional();
 
 /** The query parameters of a list or watch call (metav1.ListOptions). */
 export const listQuery = z.object({
@@ -52,7 +53,7 @@ export interface Listable<T extends KubeObject> {
   encode?(item: T): string;
 }
 
-const truthy = (v: string | undefined) => v === 'true' || v === '1';
+const truthy = (v: string | undefined) => v !== undefined && v !== '' && v !== '0' && v !== 'false';
 
 function decodeContinue(token: string): [string, string] {
   try {
@@ -125,7 +126,8 @@ function watch<T extends KubeObject>(
   const rv = q.resourceVersion ? Number(q.resourceVersion) : 0;
   const initial: WatchEvent<T>[] = [];
   let since = rv;
-  if (rv === 0) {
+  const streamingList = truthy(q.sendInitialEvents);
+  if (rv === 0 || streamingList) {
     // No resourceVersion: start with synthetic ADDED events for what exists now, as the API server does.
     const page = r.read(namespace, new Map());
     since = page.resourceVersion;
@@ -133,13 +135,24 @@ function watch<T extends KubeObject>(
   }
   if (since > store.rv.current)
     throw gone(`too large resource version: ${since}, current: ${store.rv.current}`);
-  const pending: WatchEvent<T>[] = [...initial];
+  const pending: Outgoing<T>[] = [...initial];
+  // client-go's streaming list waits for this bookmark before it treats the list as complete.
+  if (streamingList && truthy(q.allowWatchBookmarks)) pending.push(bookmark(r, since, true));
   let wake: (() => void) | undefined;
-  const unsubscribe = store.hub.subscribe(r.resource, since, (ev) => {
-    if (!matches(ev.object as T)) return;
-    pending.push(ev as WatchEvent<T>);
-    wake?.();
-  });
+  let unsubscribe: () => void;
+  try {
+    unsubscribe = store.hub.subscribe(r.resource, since, (ev) => {
+      if (!matches(ev.object as T)) return;
+      pending.push(ev as WatchEvent<T>);
+      wake?.();
+    });
+  } catch (e) {
+    // Too old: the API server answers 200 with one ERROR event (410 Expired) and ends the watch.
+    if (!(e instanceof StatusError) || e.code !== 410) throw e;
+    return c.body(`${JSON.stringify({ type: 'ERROR', object: e.toStatus() })}\n`, 200, {
+      'Content-Type': 'application/json',
+    });
+  }
   c.header('Content-Type', 'application/json');
   c.header('Cache-Control', 'no-cache, private');
   return stream(c, async (s) => {
@@ -156,6 +169,10 @@ function watch<T extends KubeObject>(
       while (open) {
         while (open && pending.length) {
           const ev = pending.shift()!;
+          if (ev.type === 'BOOKMARK') {
+            await s.write(`${JSON.stringify({ type: ev.type, object: ev.object })}\n`);
+            continue;
+          }
           const object = table
             ? r.table([ev.object], now(), {
                 includeObject,
@@ -175,4 +192,17 @@ function watch<T extends KubeObject>(
       shutdown.removeEventListener('abort', stop);
     }
   });
+}
+
+type Outgoing<T> = WatchEvent<T> | { type: 'BOOKMARK'; rv: number; object: unknown };
+
+/** A BOOKMARK event: an object of the resource's kind carrying only a resourceVersion. */
+function bookmark<T extends KubeObject>(r: Listable<T>, rv: number, initialEnd: boolean): Outgoing<T> {
+  const metadata: Record<string, unknown> = { resourceVersion: String(rv) };
+  if (initialEnd) metadata.annotations = { 'k8s.io/initial-events-end': 'true' };
+  return {
+    type: 'BOOKMARK',
+    rv,
+    object: { kind: r.listKind.replace(/List$/, ''), apiVersion: r.apiVersion ?? 'v1', metadata },
+  };
 }

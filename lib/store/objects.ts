@@ -47,6 +47,35 @@ export class ObjectStore {
     return row && served(row);
   }
 
+  /** The stored record (object, source, origin) of one object. */
+  record(kind: string, namespace: string, name: string): ObjectRecord | undefined {
+    const row = this.#get.get(kind, namespace, name);
+    return row && { ...row, object: served(row) };
+  }
+
+  /** Objects of a kind in (namespace, name) order, with the resourceVersion the list is consistent at. */
+  list(
+    kind: string,
+    opts: { namespace?: string | undefined; after?: [string, string] | undefined } = {},
+  ): { items: KubeObject[]; resourceVersion: number } {
+    const where = ['kind = ?'];
+    const params: string[] = [kind];
+    if (opts.namespace !== undefined) {
+      where.push('namespace = ?');
+      params.push(opts.namespace);
+    }
+    if (opts.after) {
+      where.push('(namespace, name) > (?, ?)');
+      params.push(...opts.after);
+    }
+    const rows = this.#sqlite
+      .prepare<string[], ObjectRow>(
+        `SELECT * FROM objects WHERE ${where.join(' AND ')} ORDER BY namespace, name`,
+      )
+      .all(...params);
+    return { items: rows.map(served), resourceVersion: this.#rv.current };
+  }
+
   records(filter: { source?: Source } = {}): ObjectRecord[] {
     const rows = filter.source
       ? this.#sqlite.prepare<[string], ObjectRow>('SELECT * FROM objects WHERE source = ?').all(filter.source)
@@ -101,7 +130,9 @@ export class ObjectStore {
       this.#sqlite
         .prepare('DELETE FROM objects WHERE kind = ? AND namespace = ? AND name = ?')
         .run(kind, namespace, name);
-      this.#hub.publish(kind, { type: 'DELETED', rv, object: served(row) });
+      const last = served(row);
+      last.metadata.resourceVersion = String(rv);
+      this.#hub.publish(kind, { type: 'DELETED', rv, object: last });
       return true;
     })();
   }

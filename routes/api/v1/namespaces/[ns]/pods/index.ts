@@ -1,10 +1,10 @@
-import { deleteCollection } from '#lib/http/pod-delete.ts';
-import { createPod } from '#lib/http/pod-writes.ts';
-import { writeQuery } from '#lib/http/write-options.ts';
 import { factory, query } from '#lib/http/factory.ts';
 import { listOrWatch, listQuery } from '#lib/http/list.ts';
 import { param } from '#lib/http/params.ts';
+import { deleteCollection } from '#lib/http/pod-delete.ts';
+import { createPod } from '#lib/http/pod-writes.ts';
 import { podsResource } from '#lib/http/resources.ts';
+import { writeQuery } from '#lib/http/write-options.ts';
 
 /** List or watch the pods of one namespace. */
 export const GET = factory.createHandlers(query(listQuery), (c) =>

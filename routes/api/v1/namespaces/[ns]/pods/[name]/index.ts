@@ -1,9 +1,9 @@
 import { factory, query } from '#lib/http/factory.ts';
+import { wantsTable } from '#lib/http/negotiate.ts';
+import { param } from '#lib/http/params.ts';
 import { deleteOne } from '#lib/http/pod-delete.ts';
 import { patchPod, replacePod } from '#lib/http/pod-writes.ts';
 import { writeQuery } from '#lib/http/write-options.ts';
-import { wantsTable } from '#lib/http/negotiate.ts';
-import { param } from '#lib/http/params.ts';
 import { podTable } from '#lib/kube/printers/pods.ts';
 import { notFound } from '#lib/kube/status.ts';
 import { parseIncludeObject } from '#lib/kube/table.ts';

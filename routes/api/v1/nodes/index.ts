@@ -1,0 +1,22 @@
+import { factory, query } from '#lib/http/factory.ts';
+import { listOrWatch, listQuery } from '#lib/http/list.ts';
+import { describeNode } from '#lib/http/node.ts';
+import type { Node } from '#lib/kube/printers/nodes.ts';
+import { nodeTable } from '#lib/kube/printers/nodes.ts';
+
+/** List or watch the nodes: this one. */
+export const GET = factory.createHandlers(query(listQuery), async (c) => {
+  const node = await describeNode(c);
+  return listOrWatch<Node>(
+    c,
+    {
+      resource: 'nodes',
+      listKind: 'NodeList',
+      fields: { 'metadata.name': (n) => n.metadata.name },
+      read: () => ({ items: [node], resourceVersion: c.var.store.rv.current }),
+      table: (items, now, opts) => nodeTable(items, now, opts),
+    },
+    undefined,
+    c.req.valid('query'),
+  );
+});

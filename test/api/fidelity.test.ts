@@ -1,0 +1,79 @@
+// Fidelity fixes found with the official clients: boolean spelling, trailing slashes, too-old
+// biome-ignore-all lint/suspicious/noExplicitAny: watch events are read loosely.
+// watches, and the streaming list's end-of-initial-events bookmark.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { testApp } from '../helpers/app.ts';
+
+async function lines(res: Response, n: number): Promise<{ type: string; object: Record<string, any> }[]> {
+  const reader = res.body!.getReader();
+  const out: { type: string; object: Record<string, any> }[] = [];
+  let text = '';
+  while (out.length < n) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    text += new TextDecoder().decode(value);
+    const parts = text.split('\n');
+    text = parts.pop()!;
+    for (const p of parts) if (p) out.push(JSON.parse(p));
+  }
+  await reader.cancel();
+  return out;
+}
+
+const pod = (name: string) =>
+  JSON.stringify({ metadata: { name }, spec: { containers: [{ name: 'm', image: 'busybox' }] } });
+
+test('watch=True (the Python client) is a watch', async () => {
+  const { app } = testApp();
+  await app.request('/api/v1/namespaces/default/pods', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: pod('a'),
+  });
+  const res = await app.request('/api/v1/namespaces/default/pods?watch=True');
+  assert.is(res.status, 200);
+  const ev = await lines(res, 1);
+  assert.is(ev[0]!.type, 'ADDED');
+});
+
+test('discovery answers with a trailing slash', async () => {
+  const { app } = testApp();
+  for (const path of ['/api/', '/api/v1/', '/apis/', '/version/'])
+    assert.is((await app.request(path)).status, 200, path);
+});
+
+test('a too-old resourceVersion is 200 with one ERROR event (410 Expired)', async () => {
+  const { app, store } = testApp();
+  // Push the watch cache past its capacity so resourceVersion 1 is no longer kept.
+  for (let i = 0; i < 2005; i++) store.rv.next();
+  for (let i = 0; i < 2005; i++)
+    store.hub.publish('pods', { type: 'MODIFIED', rv: store.rv.current, object: {} });
+  const res = await app.request('/api/v1/namespaces/default/pods?watch=1&resourceVersion=1');
+  assert.is(res.status, 200);
+  const [ev] = await lines(res, 1);
+  assert.is(ev!.type, 'ERROR');
+  assert.is(ev!.object.code, 410);
+  assert.is(ev!.object.reason, 'Expired');
+});
+
+test('sendInitialEvents=true ends the initial events with a bookmark', async () => {
+  const { app } = testApp();
+  await app.request('/api/v1/namespaces/default/pods', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: pod('a'),
+  });
+  const res = await app.request(
+    '/api/v1/namespaces/default/pods?watch=1&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan',
+  );
+  const ev = await lines(res, 2);
+  assert.equal(
+    ev.map((e) => e.type),
+    ['ADDED', 'BOOKMARK'],
+  );
+  assert.is(ev[1]!.object.metadata.annotations['k8s.io/initial-events-end'], 'true');
+  assert.is(ev[1]!.object.kind, 'Pod');
+});
+
+test.run();
