@@ -17,6 +17,7 @@ import { ProbeManager } from '#lib/pods/probes/index.ts';
 import { RuntimeFinder, runtimeCandidates } from '#lib/pods/runtime/discovery.ts';
 import { connectRuntime, isRuntimeUnreachable, runtimeModule } from '#lib/pods/runtime/module.ts';
 import { RuntimeReachability } from '#lib/pods/runtime/reachability.ts';
+import { StatsCollector } from '#lib/pods/runtime/stats.ts';
 import { PodManager } from '#lib/pods/worker/manager.ts';
 import { restartPod } from '#lib/pods/worker/restart.ts';
 import { RestartRequests } from '#lib/pods/worker/restart-requests.ts';
@@ -153,6 +154,7 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
     cri,
     dmi: dmi.manager,
     restarts: cri ? new RestartRequests(now) : undefined,
+    stats: cri ? new StatsCollector(cri, config.nodeName, now) : undefined,
     metrics,
     cloud,
     auth: security.auth,

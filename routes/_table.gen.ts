@@ -32,29 +32,36 @@ import * as r28 from './apis/devices.kubeedge.io/v1beta1/namespaces/[ns]/devicem
 import * as r29 from './apis/devices.kubeedge.io/v1beta1/namespaces/[ns]/devicemodels/[name]/index.ts';
 import * as r30 from './apis/devices.kubeedge.io/v1beta1/namespaces/[ns]/devices/index.ts';
 import * as r31 from './apis/devices.kubeedge.io/v1beta1/namespaces/[ns]/devices/[name]/index.ts';
-import * as r32 from './audit/index.ts';
-import * as r33 from './devices/index.ts';
-import * as r34 from './devices/[ns]/index.ts';
-import * as r35 from './devices/[ns]/[name]/index.ts';
-import * as r36 from './healthz.ts';
-import * as r37 from './livez.ts';
-import * as r38 from './metrics.ts';
-import * as r39 from './openapi/v2.ts';
-import * as r40 from './openapi/v3/index.ts';
-import * as r41 from './openapi/v3/apis/devices.kubeedge.io/v1beta1.ts';
-import * as r42 from './pods/index.ts';
-import * as r43 from './pods/[ns]/index.ts';
-import * as r44 from './pods/[ns]/[name]/index.ts';
-import * as r45 from './pods/[ns]/[name]/exec.ts';
-import * as r46 from './pods/[ns]/[name]/logs.ts';
-import * as r47 from './pods/[ns]/[name]/restart.ts';
-import * as r48 from './readyz.ts';
-import * as r49 from './ui/index.ts';
-import * as r50 from './ui/app.js.ts';
-import * as r51 from './ui/login.ts';
-import * as r52 from './ui/logout.ts';
-import * as r53 from './ui/parts/[part].ts';
-import * as r54 from './version.ts';
+import * as r32 from './apis/metrics.k8s.io/index.ts';
+import * as r33 from './apis/metrics.k8s.io/v1beta1/index.ts';
+import * as r34 from './apis/metrics.k8s.io/v1beta1/namespaces/[ns]/pods/index.ts';
+import * as r35 from './apis/metrics.k8s.io/v1beta1/namespaces/[ns]/pods/[name].ts';
+import * as r36 from './apis/metrics.k8s.io/v1beta1/nodes/index.ts';
+import * as r37 from './apis/metrics.k8s.io/v1beta1/nodes/[name].ts';
+import * as r38 from './apis/metrics.k8s.io/v1beta1/pods.ts';
+import * as r39 from './audit/index.ts';
+import * as r40 from './devices/index.ts';
+import * as r41 from './devices/[ns]/index.ts';
+import * as r42 from './devices/[ns]/[name]/index.ts';
+import * as r43 from './healthz.ts';
+import * as r44 from './livez.ts';
+import * as r45 from './metrics.ts';
+import * as r46 from './openapi/v2.ts';
+import * as r47 from './openapi/v3/index.ts';
+import * as r48 from './openapi/v3/apis/devices.kubeedge.io/v1beta1.ts';
+import * as r49 from './pods/index.ts';
+import * as r50 from './pods/[ns]/index.ts';
+import * as r51 from './pods/[ns]/[name]/index.ts';
+import * as r52 from './pods/[ns]/[name]/exec.ts';
+import * as r53 from './pods/[ns]/[name]/logs.ts';
+import * as r54 from './pods/[ns]/[name]/restart.ts';
+import * as r55 from './readyz.ts';
+import * as r56 from './ui/index.ts';
+import * as r57 from './ui/app.js.ts';
+import * as r58 from './ui/login.ts';
+import * as r59 from './ui/logout.ts';
+import * as r60 from './ui/parts/[part].ts';
+import * as r61 from './version.ts';
 
 export const routes: { path: string; pattern: RegExp; module: RouteModule }[] = [
   { path: '/api', pattern: /^\/api\/?$/, module: r0 },
@@ -89,27 +96,34 @@ export const routes: { path: string; pattern: RegExp; module: RouteModule }[] = 
   { path: '/apis/devices.kubeedge.io/v1beta1/namespaces/:ns/devicemodels/:name', pattern: /^\/apis\/devices.kubeedge.io\/v1beta1\/namespaces\/[^\/]+\/devicemodels\/[^\/]+\/?$/, module: r29 },
   { path: '/apis/devices.kubeedge.io/v1beta1/namespaces/:ns/devices', pattern: /^\/apis\/devices.kubeedge.io\/v1beta1\/namespaces\/[^\/]+\/devices\/?$/, module: r30 },
   { path: '/apis/devices.kubeedge.io/v1beta1/namespaces/:ns/devices/:name', pattern: /^\/apis\/devices.kubeedge.io\/v1beta1\/namespaces\/[^\/]+\/devices\/[^\/]+\/?$/, module: r31 },
-  { path: '/audit', pattern: /^\/audit\/?$/, module: r32 },
-  { path: '/devices', pattern: /^\/devices\/?$/, module: r33 },
-  { path: '/devices/:ns', pattern: /^\/devices\/[^\/]+\/?$/, module: r34 },
-  { path: '/devices/:ns/:name', pattern: /^\/devices\/[^\/]+\/[^\/]+\/?$/, module: r35 },
-  { path: '/healthz', pattern: /^\/healthz\/?$/, module: r36 },
-  { path: '/livez', pattern: /^\/livez\/?$/, module: r37 },
-  { path: '/metrics', pattern: /^\/metrics\/?$/, module: r38 },
-  { path: '/openapi/v2', pattern: /^\/openapi\/v2\/?$/, module: r39 },
-  { path: '/openapi/v3', pattern: /^\/openapi\/v3\/?$/, module: r40 },
-  { path: '/openapi/v3/apis/devices.kubeedge.io/v1beta1', pattern: /^\/openapi\/v3\/apis\/devices.kubeedge.io\/v1beta1\/?$/, module: r41 },
-  { path: '/pods', pattern: /^\/pods\/?$/, module: r42 },
-  { path: '/pods/:ns', pattern: /^\/pods\/[^\/]+\/?$/, module: r43 },
-  { path: '/pods/:ns/:name', pattern: /^\/pods\/[^\/]+\/[^\/]+\/?$/, module: r44 },
-  { path: '/pods/:ns/:name/exec', pattern: /^\/pods\/[^\/]+\/[^\/]+\/exec\/?$/, module: r45 },
-  { path: '/pods/:ns/:name/logs', pattern: /^\/pods\/[^\/]+\/[^\/]+\/logs\/?$/, module: r46 },
-  { path: '/pods/:ns/:name/restart', pattern: /^\/pods\/[^\/]+\/[^\/]+\/restart\/?$/, module: r47 },
-  { path: '/readyz', pattern: /^\/readyz\/?$/, module: r48 },
-  { path: '/ui', pattern: /^\/ui\/?$/, module: r49 },
-  { path: '/ui/app.js', pattern: /^\/ui\/app.js\/?$/, module: r50 },
-  { path: '/ui/login', pattern: /^\/ui\/login\/?$/, module: r51 },
-  { path: '/ui/logout', pattern: /^\/ui\/logout\/?$/, module: r52 },
-  { path: '/ui/parts/:part', pattern: /^\/ui\/parts\/[^\/]+\/?$/, module: r53 },
-  { path: '/version', pattern: /^\/version\/?$/, module: r54 },
+  { path: '/apis/metrics.k8s.io', pattern: /^\/apis\/metrics.k8s.io\/?$/, module: r32 },
+  { path: '/apis/metrics.k8s.io/v1beta1', pattern: /^\/apis\/metrics.k8s.io\/v1beta1\/?$/, module: r33 },
+  { path: '/apis/metrics.k8s.io/v1beta1/namespaces/:ns/pods', pattern: /^\/apis\/metrics.k8s.io\/v1beta1\/namespaces\/[^\/]+\/pods\/?$/, module: r34 },
+  { path: '/apis/metrics.k8s.io/v1beta1/namespaces/:ns/pods/:name', pattern: /^\/apis\/metrics.k8s.io\/v1beta1\/namespaces\/[^\/]+\/pods\/[^\/]+\/?$/, module: r35 },
+  { path: '/apis/metrics.k8s.io/v1beta1/nodes', pattern: /^\/apis\/metrics.k8s.io\/v1beta1\/nodes\/?$/, module: r36 },
+  { path: '/apis/metrics.k8s.io/v1beta1/nodes/:name', pattern: /^\/apis\/metrics.k8s.io\/v1beta1\/nodes\/[^\/]+\/?$/, module: r37 },
+  { path: '/apis/metrics.k8s.io/v1beta1/pods', pattern: /^\/apis\/metrics.k8s.io\/v1beta1\/pods\/?$/, module: r38 },
+  { path: '/audit', pattern: /^\/audit\/?$/, module: r39 },
+  { path: '/devices', pattern: /^\/devices\/?$/, module: r40 },
+  { path: '/devices/:ns', pattern: /^\/devices\/[^\/]+\/?$/, module: r41 },
+  { path: '/devices/:ns/:name', pattern: /^\/devices\/[^\/]+\/[^\/]+\/?$/, module: r42 },
+  { path: '/healthz', pattern: /^\/healthz\/?$/, module: r43 },
+  { path: '/livez', pattern: /^\/livez\/?$/, module: r44 },
+  { path: '/metrics', pattern: /^\/metrics\/?$/, module: r45 },
+  { path: '/openapi/v2', pattern: /^\/openapi\/v2\/?$/, module: r46 },
+  { path: '/openapi/v3', pattern: /^\/openapi\/v3\/?$/, module: r47 },
+  { path: '/openapi/v3/apis/devices.kubeedge.io/v1beta1', pattern: /^\/openapi\/v3\/apis\/devices.kubeedge.io\/v1beta1\/?$/, module: r48 },
+  { path: '/pods', pattern: /^\/pods\/?$/, module: r49 },
+  { path: '/pods/:ns', pattern: /^\/pods\/[^\/]+\/?$/, module: r50 },
+  { path: '/pods/:ns/:name', pattern: /^\/pods\/[^\/]+\/[^\/]+\/?$/, module: r51 },
+  { path: '/pods/:ns/:name/exec', pattern: /^\/pods\/[^\/]+\/[^\/]+\/exec\/?$/, module: r52 },
+  { path: '/pods/:ns/:name/logs', pattern: /^\/pods\/[^\/]+\/[^\/]+\/logs\/?$/, module: r53 },
+  { path: '/pods/:ns/:name/restart', pattern: /^\/pods\/[^\/]+\/[^\/]+\/restart\/?$/, module: r54 },
+  { path: '/readyz', pattern: /^\/readyz\/?$/, module: r55 },
+  { path: '/ui', pattern: /^\/ui\/?$/, module: r56 },
+  { path: '/ui/app.js', pattern: /^\/ui\/app.js\/?$/, module: r57 },
+  { path: '/ui/login', pattern: /^\/ui\/login\/?$/, module: r58 },
+  { path: '/ui/logout', pattern: /^\/ui\/logout\/?$/, module: r59 },
+  { path: '/ui/parts/:part', pattern: /^\/ui\/parts\/[^\/]+\/?$/, module: r60 },
+  { path: '/version', pattern: /^\/version\/?$/, module: r61 },
 ];

@@ -84,4 +84,12 @@ export const apiGroups: { name: string; version: string; resources: ApiResource[
       },
     ],
   },
+  {
+    name: 'metrics.k8s.io',
+    version: 'v1beta1',
+    resources: [
+      { name: 'nodes', singularName: '', namespaced: false, kind: 'NodeMetrics', verbs: ['get', 'list'] },
+      { name: 'pods', singularName: '', namespaced: true, kind: 'PodMetrics', verbs: ['get', 'list'] },
+    ],
+  },
 ];

@@ -7,6 +7,7 @@ import type { DeviceManager } from '#lib/dmi/manager.ts';
 import type { Logger } from '#lib/log.ts';
 import type { Metrics } from '#lib/metrics.ts';
 import type { MqttStatus } from '#lib/mqtt/bridge.ts';
+import type { StatsCollector } from '#lib/pods/runtime/stats.ts';
 import type { RestartRequests } from '#lib/pods/worker/restart-requests.ts';
 import type { Store } from '#lib/store/index.ts';
 import type { ModuleSnapshot } from '#lib/supervisor/modules.ts';
@@ -34,6 +35,8 @@ export interface Deps {
   restarts?: RestartRequests | undefined;
   /** The cloud link, with `serve --cloud` (link state for health and metrics, pass-through). */
   cloud?: CloudContext | undefined;
+  /** Container and node usage from CRI stats and /proc, for metrics.k8s.io (`kubectl top`). */
+  stats?: StatsCollector | undefined;
   /** Prometheus metrics (`/metrics`, HTTP request counts); absent in tests that do not need them. */
   metrics?: Metrics | undefined;
   /** The MQTT bridge's broker link, when `--mqtt` is set (the dashboard shows it). */

@@ -1,0 +1,6 @@
+import { factory } from '#lib/http/factory.ts';
+import { param } from '#lib/http/params.ts';
+import { podMetrics } from '#lib/http/resource-metrics.ts';
+
+/** PodMetrics of one namespace (`kubectl top pod`). */
+export const GET = factory.createHandlers((c) => podMetrics(c, param(c, 'ns')));
