@@ -63,6 +63,12 @@ export interface OutpostOptions {
   logLevel?: string;
   /** Further serve flags. */
   args?: string[];
+  /** The bundle to run (default: dist/outpost.mjs, built if stale). */
+  bundle?: string;
+  /** What runs it (default: this node), e.g. `['qemu-aarch64-static', '-L', SYSROOT, NODE]`. */
+  node?: string[];
+  /** How long to wait for /livez (default 30 s; emulated boards need more). */
+  startTimeoutMs?: number;
 }
 
 /**
@@ -72,12 +78,21 @@ export interface OutpostOptions {
 export async function spawnOutpost(o: OutpostOptions): Promise<OutpostProcess> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const args = [ensureBundle(), 'serve', '--listen', `127.0.0.1:${port}`, '--data-dir', o.dataDir];
+  const [cmd = process.execPath, ...prefix] = o.node ?? [];
+  const args = [
+    ...prefix,
+    o.bundle ?? ensureBundle(),
+    'serve',
+    '--listen',
+    `127.0.0.1:${port}`,
+    '--data-dir',
+    o.dataDir,
+  ];
   args.push('--runtime-endpoint', o.runtimeEndpoint, '--node-name', o.nodeName);
   if (o.manifests) args.push('--manifests', o.manifests);
   if (o.args) args.push(...o.args);
   args.push('--log-level', o.logLevel ?? (process.env.OUTPOST_TEST_LOGS ? 'debug' : 'info'));
-  const child: ChildProcess = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child: ChildProcess = spawn(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let logs = '';
   const keep = process.env.OUTPOST_TEST_LOGS;
   if (keep) mkdirSync(keep, { recursive: true });
@@ -98,7 +113,12 @@ export async function spawnOutpost(o: OutpostOptions): Promise<OutpostProcess> {
       if (Date.now() > end) throw new Error(`outpost: ${path} not ok within ${timeoutMs} ms:\n${logs}`);
     }
   };
-  await poll('/livez', 30_000);
+  try {
+    await poll('/livez', o.startTimeoutMs ?? 30_000);
+  } catch (e) {
+    child.kill('SIGKILL');
+    throw e;
+  }
   return {
     url,
     pid: child.pid!,
