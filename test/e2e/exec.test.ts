@@ -244,7 +244,7 @@ if (lab) {
     assert.is(nope.code, 1);
     assert.is(nope.stderr, 'Error from server (NotFound): pods "nope" not found\n');
     const none = await op(['shell']);
-    assert.is(none.code, 1);
+    assert.is(none.code, 2); // a usage error: exit code 2, as README and docs/health.md promise
     assert.is(none.stderr, 'error: you must specify at least one command for the container\n');
   });
 
