@@ -5,6 +5,7 @@ import { addGet, clientFlags, runClient } from '#lib/cli/commands.ts';
 import { addDescribe } from '#lib/cli/describe.ts';
 import { addEdit } from '#lib/cli/edit.ts';
 import { addExec } from '#lib/cli/exec.ts';
+import { addJoin } from '#lib/cli/join.ts';
 import { addLogs } from '#lib/cli/logs.ts';
 import { addMapper } from '#lib/cli/mapper.ts';
 import { addRestart } from '#lib/cli/restart.ts';
@@ -134,6 +135,7 @@ for (const parent of [program, ctl]) {
 
 addMapper(program);
 addToken(program, setExit);
+addJoin(program, setExit);
 addAudit(program, setExit);
 
 clientFlags(program.command('version').description('Print the client and server versions'))

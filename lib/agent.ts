@@ -2,8 +2,7 @@ import { statSync } from 'node:fs';
 import { lockDataDir } from '#db/lock.ts';
 import { type Metabase, openMetabase } from '#db/open.ts';
 import { loadSecurity } from '#lib/auth/load.ts';
-import { type CloudContext, createCloudContext, loadKubeConfig } from '#lib/cloud/context.ts';
-import { cloudModule } from '#lib/cloud/module.ts';
+import type { CloudContext } from '#lib/cloud/context.ts';
 import type { NodeAgent } from '#lib/cloud/node-agent.ts';
 import { cloudPodsModule, enableOutbox } from '#lib/cloud/pods-module.ts';
 import { CriClient } from '#lib/cri/client.ts';
@@ -83,6 +82,8 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
   const security = loadSecurity(config, host, log);
   let cloud: CloudContext | undefined;
   if (config.cloud) {
+    // Loaded only with --cloud: a standalone node does not carry the Kubernetes client in memory.
+    const { createCloudContext, loadKubeConfig } = await import('#lib/cloud/context.ts');
     let kubeConfig: ReturnType<typeof loadKubeConfig>;
     try {
       kubeConfig = loadKubeConfig(config.cloud);
@@ -350,10 +351,12 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
   }
   let cloudNode: NodeAgent | undefined;
   if (cloud) {
+    const { cloudModule } = await import('#lib/cloud/module.ts');
     const runtimeModuleRunning = () => supervisor.snapshot().find((m) => m.name === 'runtime');
     supervisor.register(
       cloudModule({
         ctx: cloud,
+        kubeconfigPath: config.cloud,
         dataDir: config.dataDir,
         port: Number(new URL(server.url).port),
         onNode: (n) => {

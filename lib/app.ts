@@ -5,6 +5,7 @@ import type { AppEnv, Deps } from '#lib/http/env.ts';
 import { guard } from '#lib/http/guard.ts';
 import { defaultLimits } from '#lib/http/limits.ts';
 import { httpMetrics } from '#lib/http/metrics.ts';
+import { mergeCloudDiscovery, passThrough } from '#lib/http/passthrough.ts';
 import { internal, StatusError, tooLarge } from '#lib/kube/status.ts';
 import { routes } from '#routes/_table.gen.ts';
 
@@ -33,6 +34,7 @@ export function createApp(given: AppDeps): Hono<AppEnv> {
       },
     }),
   );
+  if (deps.cloud) app.use(mergeCloudDiscovery());
   for (const route of routes) {
     for (const method of METHODS) {
       const handlers = route.module[method];
@@ -44,8 +46,16 @@ export function createApp(given: AppDeps): Hono<AppEnv> {
       if (route.path === '/ui') app.on(method, '/ui/', first!, ...rest);
     }
   }
-  app.notFound((c) => {
+  app.notFound(async (c) => {
     const path = c.req.path;
+    // With the cloud link, reads the metabase does not serve go to the API server.
+    try {
+      const forwarded = deps.cloud ? await passThrough(c) : undefined;
+      if (forwarded) return forwarded;
+    } catch (e) {
+      const status = errorStatus(e, deps.log, c.req.method, path);
+      return c.json(status.toStatus(), status.code as 503);
+    }
     const known = routes.some((r) => r.pattern.test(path));
     const err = known
       ? new StatusError(

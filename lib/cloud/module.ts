@@ -2,12 +2,15 @@
 // not follow the link: offline is a normal state of an edge node (reads never wait for the cloud),
 // and the link's state has its own line in /readyz?verbose, /metrics and `outpost status`.
 import type { ModuleSpec } from '#lib/supervisor/modules.ts';
+import { runCertificateRotation } from './bootstrap/rotation.ts';
 import type { CloudContext } from './context.ts';
 import { NodeAgent, type RuntimeFacts } from './node-agent.ts';
 import { runReconnector } from './reconnect.ts';
 
 export interface CloudModuleOptions {
   ctx: CloudContext;
+  /** The kubeconfig file, re-read after a certificate rotation. */
+  kubeconfigPath?: string | undefined;
   dataDir: string;
   port: number;
   runtime: () => Promise<RuntimeFacts>;
@@ -31,7 +34,11 @@ export function cloudModule(o: CloudModuleOptions): ModuleSpec {
       o.onNode?.(node);
       mctx.ready();
       try {
-        await Promise.all([runReconnector(ctx, mctx.signal), node.run(mctx.signal)]);
+        await Promise.all([
+          runReconnector(ctx, mctx.signal),
+          node.run(mctx.signal),
+          o.kubeconfigPath ? runCertificateRotation(ctx, o.kubeconfigPath, mctx.signal) : undefined,
+        ]);
       } finally {
         off();
       }

@@ -1,6 +1,10 @@
 // Outpost as a node of a real cluster (kube-apiserver 1.20.2 from the cloud lab): registration
 // seen by the real kubectl as admin, the Lease renewed, and the link cut and restored both at a
 // proxy and by stopping the API server, noticed at once and recovered without a restart.
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startTestAgent, type TestAgent } from '../helpers/agent.ts';
@@ -17,6 +21,19 @@ if (lab) {
       .kubectl(['get', 'node', node, '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].status}'])
       .catch(() => '');
 
+  const cacheDir = mkdtempSync(join(tmpdir(), 'outpost-kubectl-cache-'));
+  /** The real kubectl against Outpost's local API: resolves with { code, stdout, stderr }. */
+  const localKubectl = (args: string[]) =>
+    new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
+      execFile(
+        'kubectl',
+        ['--server', agent.url, '--cache-dir', cacheDir, ...args],
+        { timeout: 60_000, env: { ...process.env, KUBECONFIG: '/dev/null' } },
+        (err, stdout, stderr) =>
+          resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      ),
+    );
+
   test.before(async () => {
     agent = await startTestAgent({
       nodeName: node,
@@ -26,6 +43,7 @@ if (lab) {
   test.after(async () => {
     await agent?.stop();
     await lab.stop();
+    rmSync(cacheDir, { recursive: true, force: true });
   });
 
   test('serve --cloud registers a Ready node that kubectl shows', async () => {
@@ -60,6 +78,33 @@ if (lab) {
       'jsonpath={.spec.holderIdentity}',
     ]);
     assert.is(holder, node);
+  });
+
+  test('online, kubectl get nodes through the local API passes through to the API server', async () => {
+    assert.ok(await waitFor(() => agent.cloud?.link.online, 60_000));
+    const r = await localKubectl(['get', 'nodes']);
+    assert.is(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^NAME\s+STATUS\s+ROLES\s+AGE\s+VERSION/);
+    assert.match(r.stdout, new RegExp(`${node}\\s+Ready`));
+    // What the metabase holds still answers locally (pods), and with the link cut it still does.
+    assert.is((await fetch(`${agent.url}/api/v1/pods`)).status, 200);
+  });
+
+  test('offline, pass-through reads answer 503 with a Status; local reads still answer', async () => {
+    lab.proxy.cut();
+    try {
+      assert.ok(await waitFor(() => agent.cloud?.link.state === 'offline', 60_000, 100), 'still online');
+      const res = await fetch(`${agent.url}/api/v1/nodes`);
+      assert.is(res.status, 503);
+      const status = (await res.json()) as { kind: string; reason: string; message: string };
+      assert.is(status.kind, 'Status');
+      assert.is(status.reason, 'ServiceUnavailable');
+      assert.match(status.message, /cloud link is offline/);
+      assert.is((await fetch(`${agent.url}/api/v1/pods`)).status, 200);
+    } finally {
+      lab.proxy.restore();
+    }
+    assert.ok(await waitFor(() => agent.cloud?.link.online, 60_000, 100), 'not back online');
   });
 
   test('a cut link shows offline at once and comes back after restoration', async () => {

@@ -94,7 +94,20 @@ export async function join(o: JoinOptions): Promise<string> {
     if (!o.server || !o.token)
       throw new Error('outpost join needs --server and --token (or --bootstrap-kubeconfig)');
     server = o.server.replace(/\/+$/, '');
-    const info = await discover(server, o.token, o.caCertHashes ?? []);
+    // The bootstrap signer adds a new token's signature within seconds; as kubeadm, retry until then.
+    const until = Date.now() + Math.min(o.timeoutMs ?? 300_000, 300_000);
+    let info: ClusterInfo;
+    for (;;) {
+      try {
+        info = await discover(server, o.token, o.caCertHashes ?? []);
+        break;
+      } catch (e) {
+        const retry = /no signature for token|ECONNREFUSED|ECONNRESET|timeout/i.test((e as Error).message);
+        if (!retry || Date.now() > until) throw e;
+        o.log.info({ reason: (e as Error).message }, 'cluster-info not usable yet; retrying in 2 s');
+        await new Promise((r) => setTimeout(r, 2_000));
+      }
+    }
     caPem = info.caPem;
     bootstrap = new KubeConfig();
     bootstrap.loadFromOptions({
