@@ -82,7 +82,8 @@ export function run(
     const child = spawn(cmd, args, { env: opts.env ?? process.env, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
-    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 30_000);
+    // A bound against a hung child, not a timing assertion: generous, since CI machines are loaded.
+    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 120_000);
     child.stdout.on('data', (d) => {
       stdout += d;
       if (opts.untilStdout?.test(stdout)) child.kill('SIGTERM');
