@@ -3,6 +3,8 @@
 //   npx tsx scripts/lab.ts up       start (or reuse) the lab; prints the CRI endpoint
 //   npx tsx scripts/lab.ts down     remove its pods, stop it by PID, delete its state
 //   npx tsx scripts/lab.ts status   print whether it runs (exit 1 when not)
+//   npx tsx scripts/lab.ts pick     the runtime for `npm start`: $OUTPOST_RUNTIME_ENDPOINT, the system
+//                                   containerd when it answers, else this lab (started)
 //
 // State lives in $OUTPOST_LAB_DIR (default .lab/lab in the checkout; the test suite's own is
 // .lab/test); built image tars are kept in its images/ folder across `down`, so only the first
@@ -685,6 +687,23 @@ if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1]
       process.stdout.write(`${lab.endpoint}\n`);
     } else if (cmd === 'down') {
       await stopLab();
+    } else if (cmd === 'pick') {
+      // The runtime `npm start` uses: $OUTPOST_RUNTIME_ENDPOINT, the system containerd when it
+      // answers, else this lab (started and kept). Prints the endpoint.
+      const system = 'unix:///run/containerd/containerd.sock';
+      let endpoint = process.env.OUTPOST_RUNTIME_ENDPOINT;
+      if (!endpoint) {
+        const client = new CriClient({ endpoint: system, timeoutMs: 3_000 });
+        const ok =
+          existsSync('/run/containerd/containerd.sock') &&
+          (await client.version().then(
+            () => true,
+            () => false,
+          ));
+        client.close();
+        endpoint = ok ? system : (await startLab({ keep: true })).endpoint;
+      }
+      process.stdout.write(`${endpoint}\n`);
     } else if (cmd === 'status') {
       const s = labStatus();
       process.stdout.write(
@@ -692,7 +711,7 @@ if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1]
       );
       process.exitCode = s ? 0 : 1;
     } else {
-      process.stderr.write('usage: tsx scripts/lab.ts up|down|status\n');
+      process.stderr.write('usage: tsx scripts/lab.ts up|down|status|pick\n');
       process.exitCode = 2;
     }
   };

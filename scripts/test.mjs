@@ -1,8 +1,23 @@
 #!/usr/bin/env node
 // Runs the uvu suites (unit first, then end-to-end) under tsx and prints one closing line,
 // `N passed, N failed, N skipped`, that CI reads. Exit code is non-zero when anything failed.
+//
+// The suites never touch a user's runtime or /tmp: their containerd labs live in .lab/test and
+// .lab/test-recovery (not .lab/lab, `npm start`'s), and TMPDIR is .lab/tmp/run-PID, which must be
+// empty when they end: anything left there fails the run (and is listed, then removed).
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+
+const root = resolve(import.meta.dirname, '..');
+const tmp = join(root, '.lab', 'tmp', `run-${process.pid}`);
+mkdirSync(tmp, { recursive: true });
+const env = {
+  ...process.env,
+  TMPDIR: tmp,
+  OUTPOST_LAB_DIR: process.env.OUTPOST_TEST_LAB_DIR ?? join(root, '.lab', 'test'),
+  OUTPOST_RECOVERY_LAB: process.env.OUTPOST_RECOVERY_LAB ?? join(root, '.lab', 'test-recovery'),
+};
 
 const args = process.argv.slice(2);
 const only = args.find((a) => !a.startsWith('--'));
@@ -23,6 +38,7 @@ for (const suite of suites) {
   if (suite.ignore) uvuArgs.push('-i', suite.ignore);
   process.stdout.write(`\n== ${suite.name} ==\n`);
   const run = spawnSync(process.execPath, uvuArgs, {
+    env,
     stdio: ['ignore', 'pipe', 'inherit'],
     encoding: 'utf8',
     maxBuffer: 64 << 20,
@@ -41,5 +57,13 @@ for (const suite of suites) {
     if (total === ok) failed += 1; // the suite crashed before uvu could count it
   }
 }
+const left = readdirSync(tmp);
+if (left.length > 0) {
+  process.stdout.write(`\nleft in TMPDIR ${tmp} by the suites (each must remove what it creates):\n`);
+  for (const f of left) process.stdout.write(`  ${f}\n`);
+  failed += 1;
+  exitCode = 1;
+}
+rmSync(tmp, { recursive: true, force: true });
 process.stdout.write(`\n${passed} passed, ${failed} failed, ${skipped} skipped\n`);
 process.exit(exitCode || (failed > 0 ? 1 : 0));

@@ -173,6 +173,7 @@ if (!hasContainerd && !ci) {
     await agent.stop();
     await lab?.stop();
     rmSync(labDir, { recursive: true, force: true });
+    rmSync(dataDir, { recursive: true, force: true });
   });
 }
 

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Agent, type AgentOptions, startAgent } from '#lib/agent.ts';
@@ -101,11 +101,19 @@ export function run(
 }
 
 const kubectlHome = mkdtempSync(join(tmpdir(), 'outpost-kubectl-home-'));
+// kubectl's own temporary files (`kubectl edit` keeps its YAML when an edit fails) stay in here.
+mkdirSync(join(kubectlHome, 'tmp'));
+process.once('exit', () => rmSync(kubectlHome, { recursive: true, force: true }));
 
 /** The real kubectl against `server`, with a fresh HOME so no cached discovery leaks between runs. */
 export function kubectl(server: string, args: string[], opts: Parameters<typeof run>[2] = {}): Promise<Run> {
   // The caller's env (e.g. KUBE_EDITOR for `kubectl edit`) under the fresh HOME.
-  const env = { ...(opts.env ?? process.env), HOME: kubectlHome, KUBECONFIG: join(kubectlHome, 'none') };
+  const env = {
+    ...(opts.env ?? process.env),
+    HOME: kubectlHome,
+    KUBECONFIG: join(kubectlHome, 'none'),
+    TMPDIR: join(kubectlHome, 'tmp'),
+  };
   return run(
     'kubectl',
     [`--server=${server}`, `--cache-dir=${join(kubectlHome, 'cache', String(Date.now()))}`, ...args],
