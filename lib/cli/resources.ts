@@ -1,4 +1,4 @@
-import { CliError, usageError } from './client.ts';
+import { usageError } from './client.ts';
 
 export interface CliResource {
   /** Plural name as in the API path. */

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { isRole } from '#lib/auth/roles.ts';
 import { createToken } from '#lib/auth/tokens.ts';
 import type { AuditRecord } from '#lib/store/audit.ts';
-import { CliError, usageError } from './client.ts';
+import { usageError } from './client.ts';
 import { clientFlags, runClient } from './commands.ts';
 import { TabWriter } from './print-table.ts';
 

@@ -1,5 +1,5 @@
 import { status as GrpcStatus } from '@grpc/grpc-js';
-import { isGrpcError } from '#lib/grpc/errors.ts';
+import { grpcDetails, isGrpcError } from '#lib/grpc/errors.ts';
 import {
   badRequest,
   conflict,
@@ -29,7 +29,7 @@ export function toStatusError(err: unknown, ctx: CriCallContext): StatusError {
   if (!isGrpcError(err)) {
     return internal(`${ctx.method} on ${ctx.endpoint}: ${err instanceof Error ? err.message : String(err)}`);
   }
-  const details = err.details || err.message;
+  const details = grpcDetails(err);
   switch (err.code) {
     case GrpcStatus.NOT_FOUND:
       return ctx.object

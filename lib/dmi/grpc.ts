@@ -10,7 +10,7 @@ import {
 } from '@grpc/grpc-js';
 import type { ServiceDefinition } from '@grpc/proto-loader';
 import { fromJSON } from '@grpc/proto-loader';
-import { isGrpcError } from '#lib/grpc/errors.ts';
+import { grpcDetails, isGrpcError } from '#lib/grpc/errors.ts';
 import { internal, isStatusError, StatusError, timeout, unavailable } from '#lib/kube/status.ts';
 import type { Logger } from '#lib/log.ts';
 import { descriptor } from './proto.gen.ts';
@@ -47,7 +47,7 @@ export interface MapperCallContext {
 export function mapperError(err: unknown, ctx: MapperCallContext): StatusError {
   if (isStatusError(err)) return err;
   if (!isGrpcError(err)) return internal(`${ctx.method} on mapper "${ctx.mapper}": ${String(err)}`);
-  const details = err.details || err.message;
+  const details = grpcDetails(err);
   const where = `mapper "${ctx.mapper}" at ${ctx.address}`;
   switch (err.code) {
     case GrpcStatus.UNAVAILABLE:

@@ -99,4 +99,16 @@ test('isGrpcError tells gRPC errors from others', () => {
   assert.not.ok(isGrpcError(undefined));
 });
 
+test('an empty "Resolution note: " that grpc-js appends is not left dangling in the message', () => {
+  const err = grpcError(
+    status.UNAVAILABLE,
+    'No connection established. Last error: Error: connect ENOENT /run/containerd/containerd.sock. Resolution note: ',
+  );
+  const s = toStatusError(err, { endpoint, method: 'Version' });
+  assert.is(
+    s.message,
+    `container runtime at ${endpoint} is unavailable: No connection established. Last error: Error: connect ENOENT /run/containerd/containerd.sock`,
+  );
+});
+
 test.run();

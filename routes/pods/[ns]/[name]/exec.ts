@@ -21,6 +21,8 @@ const schema = z.strictObject({
  */
 export const POST = factory.createHandlers(body(schema, 'PodExecOptions'), async (c) => {
   const req = c.req.valid('json');
+  // The audit trail records what was run (the command is in the body, not the query).
+  c.set('auditDetail', { command: req.command, ...(req.container ? { container: req.container } : {}) });
   const target = await findRunningContainer(c.var, param(c, 'ns'), param(c, 'name'), req.container);
   const out = await runInContainer(requireRuntime(c.var.cri), target, req.command, {
     stdin: req.stdin,
