@@ -3,7 +3,7 @@
 // `N passed, N failed, N skipped`, that CI reads. Exit code is non-zero when anything failed.
 //
 // The suites never touch a user's runtime or /tmp: their containerd labs live in .lab/test and
-// .lab/test-recovery (not .lab/lab, `npm start`'s), and TMPDIR is .lab/tmp/run-PID, which must be
+// .lab/test-recovery (not .lab/lab, `npm start`'s), and TMPDIR is .lab/tmp, which must be
 // empty when they end: anything left there is listed, then removed (a failure of the run with
 // OUTPOST_TEST_STRICT_TMP=1).
 import { spawnSync } from 'node:child_process';
@@ -11,7 +11,8 @@ import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
 const root = resolve(import.meta.dirname, '..');
-const tmp = join(root, '.lab', 'tmp', `run-${process.pid}`);
+// Stable, so tsx's compile cache (tsx-UID) stays warm across runs; it is not a leftover.
+const tmp = join(root, '.lab', 'tmp');
 mkdirSync(tmp, { recursive: true });
 const env = {
   ...process.env,
@@ -58,7 +59,7 @@ for (const suite of suites) {
     if (total === ok) failed += 1; // the suite crashed before uvu could count it
   }
 }
-const left = readdirSync(tmp);
+const left = readdirSync(tmp).filter((f) => !/^tsx-\d+$/.test(f));
 if (left.length > 0) {
   process.stdout.write(`\nleft in TMPDIR ${tmp} by the suites (each must remove what it creates):\n`);
   for (const f of left) process.stdout.write(`  ${f}\n`);
@@ -69,6 +70,6 @@ if (left.length > 0) {
     exitCode = 1;
   }
 }
-rmSync(tmp, { recursive: true, force: true });
+for (const f of left) rmSync(join(tmp, f), { recursive: true, force: true });
 process.stdout.write(`\n${passed} passed, ${failed} failed, ${skipped} skipped\n`);
 process.exit(exitCode || (failed > 0 ? 1 : 0));
