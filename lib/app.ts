@@ -18,8 +18,7 @@ export type Method = (typeof METHODS)[number];
 /** Builds the HTTP app over the given dependencies: one middleware sets them, every error is a Status. */
 export function createApp(given: AppDeps): Hono<AppEnv> {
   const deps: Deps = { ...given, auth: given.auth ?? {}, limits: given.limits ?? defaultLimits(given.now) };
-  // Not strict: `/api/` and `/version/` are the same routes as without the slash, as on kube-apiserver.
-  const app = new Hono<AppEnv>({ strict: false });
+  const app = new Hono<AppEnv>();
   if (deps.metrics) app.use(httpMetrics(deps.metrics));
   app.use(async (c, next) => {
     for (const [key, value] of Object.entries(deps)) c.set(key as keyof Deps, value as never);
@@ -42,8 +41,9 @@ export function createApp(given: AppDeps): Hono<AppEnv> {
       const chain = (Array.isArray(handlers) ? handlers : [handlers]) as MiddlewareHandler<AppEnv>[];
       const [first, ...rest] = chain;
       app.on(method, route.path, first!, ...rest);
-      // The dashboard lives at /ui/ (its route file is routes/ui/index.ts, path /ui).
-      if (route.path === '/ui') app.on(method, '/ui/', first!, ...rest);
+      // With a trailing slash too (`/api/`, `/version/`), as on kube-apiserver; the dashboard
+      // lives at /ui/ (its route file is routes/ui/index.ts, path /ui, which redirects there).
+      app.on(method, `${route.path}/`, first!, ...rest);
     }
   }
   app.notFound(async (c) => {
