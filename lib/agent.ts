@@ -6,6 +6,7 @@ import type { CloudContext } from '#lib/cloud/context.ts';
 import type { NodeAgent } from '#lib/cloud/node-agent.ts';
 import { cloudPodsModule, enableOutbox } from '#lib/cloud/pods-module.ts';
 import { CriClient } from '#lib/cri/client.ts';
+import type { NodeApi } from '#lib/node-api/module.ts';
 import { Dmi, dmiSocketPath } from '#lib/dmi/module.ts';
 import type { Deps } from '#lib/http/env.ts';
 import { defaultLimits } from '#lib/http/limits.ts';
@@ -350,6 +351,37 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
     });
   }
   let cloudNode: NodeAgent | undefined;
+  // The node API (kubelet's port) the API server calls for logs, exec, port-forward and stats.
+  let nodeApi: NodeApi | undefined;
+  if (cloud) {
+    // Loaded only with --cloud, as the rest of the cloud link.
+    const { startNodeApi } = await import('#lib/node-api/module.ts');
+    try {
+      nodeApi = await startNodeApi({
+        deps,
+        ctx: cloud,
+        port: config.kubeletPort,
+        nodeIP: config.nodeIp,
+        dataDir: config.dataDir,
+      });
+    } catch (e) {
+      await server.close();
+      metabase.close();
+      throw new FatalError(
+        ExitCode.ListenFailed,
+        `--kubelet-port ${config.kubeletPort}: ${(e as Error).message}`,
+      );
+    }
+    const running = nodeApi;
+    supervisor.register({
+      name: 'node-api',
+      policy: 'Always',
+      run: async (ctx) => {
+        ctx.ready();
+        await running.run(ctx.signal);
+      },
+    });
+  }
   if (cloud) {
     const { cloudModule } = await import('#lib/cloud/module.ts');
     const runtimeModuleRunning = () => supervisor.snapshot().find((m) => m.name === 'runtime');
@@ -358,7 +390,8 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
         ctx: cloud,
         kubeconfigPath: config.cloud,
         dataDir: config.dataDir,
-        port: Number(new URL(server.url).port),
+        port: nodeApi?.port ?? Number(new URL(server.url).port),
+        nodeIP: nodeApi?.nodeIP,
         onNode: (n) => {
           cloudNode = n;
         },
@@ -375,7 +408,6 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
     // Pods bound to the node, the objects they use, and the outbox back to the cloud.
     supervisor.register(cloudPodsModule(cloud, store));
   }
-
   supervisor.start();
   let closing: Promise<void> | undefined;
   log.info(
@@ -408,6 +440,7 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
         reach?.close();
         security.auth.tokens?.close();
         await server.close();
+        await nodeApi?.close();
         await supervisor.stop();
         cri?.close();
         await cloud?.close();

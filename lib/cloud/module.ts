@@ -12,7 +12,9 @@ export interface CloudModuleOptions {
   /** The kubeconfig file, re-read after a certificate rotation. */
   kubeconfigPath?: string | undefined;
   dataDir: string;
+  /** The node API's port and --node-ip, reported in the Node's status. */
   port: number;
+  nodeIP?: string | undefined;
   runtime: () => Promise<RuntimeFacts>;
   /** Called with the NodeAgent once it exists (tests, the status command). */
   onNode?: (node: NodeAgent) => void;
@@ -30,7 +32,7 @@ export function cloudModule(o: CloudModuleOptions): ModuleSpec {
           ? ctx.log.warn({ server: ctx.server, reason: s.lastError }, 'cloud link offline')
           : ctx.log.info({ server: ctx.server }, 'cloud link online'),
       );
-      const node = new NodeAgent({ ctx, dataDir: o.dataDir, port: o.port, runtime: o.runtime });
+      const node = new NodeAgent({ ctx, dataDir: o.dataDir, port: o.port, nodeIP: o.nodeIP, runtime: o.runtime });
       o.onNode?.(node);
       mctx.ready();
       try {

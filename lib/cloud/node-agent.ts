@@ -28,8 +28,10 @@ export interface RuntimeFacts {
 export interface NodeAgentOptions {
   ctx: CloudContext;
   dataDir: string;
-  /** Outpost's API port (daemonEndpoints). */
+  /** The node API's port (daemonEndpoints.kubeletEndpoint). */
   port: number;
+  /** --node-ip: the InternalIP to report instead of the detected one. */
+  nodeIP?: string | undefined;
   runtime: () => Promise<RuntimeFacts>;
   renewIntervalMs?: number;
   leaseDurationSeconds?: number;
@@ -115,8 +117,10 @@ export class NodeAgent {
     const rt = await this.o
       .runtime()
       .catch((e: Error) => ({ ready: false, message: e.message, version: '' }));
+    const host = readHost(this.o.dataDir);
+    if (this.o.nodeIP) host.internalIP = this.o.nodeIP;
     return {
-      host: readHost(this.o.dataDir),
+      host,
       runtimeReady: rt.ready,
       ...(rt.message ? { runtimeMessage: rt.message } : {}),
       runtimeVersion: rt.version,

@@ -71,7 +71,7 @@ export async function startNodeApi(o: NodeApiOptions): Promise<NodeApi> {
     ...deps,
     log,
     nodeAuth: new NodeAuth(ctx, { now: deps.now }),
-    stats: deps.cri ? new StatsCollector(deps.cri, ctx.nodeName, deps.now) : undefined,
+    stats: deps.stats ?? (deps.cri ? new StatsCollector(deps.cri, ctx.nodeName, deps.now) : undefined),
   });
   const pair = certificate.current;
   server = await listen(app, o.address ?? '0.0.0.0', o.port, {

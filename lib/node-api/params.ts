@@ -7,12 +7,26 @@ import type { Pod } from '#lib/kube/types.ts';
 import { findPod, resolveContainer } from '#lib/pods/runtime/find-container.ts';
 import type { NodeApiContext } from './env.ts';
 
+/**
+ * The pod a path names; a static pod's mirror pod (`<pod>-<node>`, the name the cloud shows)
+ * resolves to the static pod itself, as kubelet resolves mirror pods.
+ */
+function podByName(c: NodeApiContext, ns: string, name: string): Pod {
+  const suffix = `-${c.var.nodeName}`;
+  if (name.endsWith(suffix) && !c.var.store.pods.get(ns, name)) {
+    const rec = c.var.store.pods.record(ns, name.slice(0, -suffix.length));
+    if (rec?.source === 'manifest') return findPod(c.var.store, ns, rec.name);
+  }
+  return findPod(c.var.store, ns, name);
+}
+
 /** The pod (and, when the path names one, the checked container) a node API path addresses. */
 export function findPodByPath(c: NodeApiContext): { pod: Pod; container: string | undefined } {
   const name = c.req.param('pod') ?? '';
-  const pod = findPod(c.var.store, c.req.param('ns') ?? '', name);
+  const pod = podByName(c, c.req.param('ns') ?? '', name);
   const uid = c.req.param('uid');
-  if (uid && uid !== pod.metadata.uid) throw notFound('pods', name);
+  // A mirror pod's uid is the cloud's, not the static pod's: only a cloud pod's uid is checked.
+  if (uid && uid !== pod.metadata.uid && pod.metadata.name === name) throw notFound('pods', name);
   const requested = c.req.param('container');
   return { pod, container: requested === undefined ? undefined : resolveContainer(pod, requested) };
 }

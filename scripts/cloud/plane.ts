@@ -92,6 +92,12 @@ async function waitUntil(
 const BOOTSTRAP_RBAC = `
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRoleBinding
+metadata: {name: "outpost-lab:apiserver-kubelet-client"}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: "system:kubelet-api-admin"}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: "kube-apiserver-kubelet-client"}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
 metadata: {name: "outpost-lab:node-bootstrapper"}
 roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: "system:node-bootstrapper"}
 subjects: [{apiGroup: rbac.authorization.k8s.io, kind: Group, name: "system:bootstrappers"}]
@@ -132,6 +138,10 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
   mkdirSync(dir, { recursive: true });
   makeClusterPki(dir);
   if (!existsSync(join(dir, 'admin.crt'))) issue(dir, 'admin', '/O=system:masters/CN=outpost-lab-admin');
+  // The API server's identity when it calls a node's API (logs, exec, port-forward, stats), as
+  // kubeadm's apiserver-kubelet-client; authorized by the node with a SubjectAccessReview.
+  if (!existsSync(join(dir, 'apiserver-kubelet-client.crt')))
+    issue(dir, 'apiserver-kubelet-client', '/CN=kube-apiserver-kubelet-client');
   const [etcdPort, peerPort, port] = [await freePort(), await freePort(), await freePort()];
   const server = `https://127.0.0.1:${port}`;
   const adminKubeconfig = join(dir, 'admin.kubeconfig');
@@ -189,6 +199,12 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
       '--feature-gates=BoundServiceAccountTokenVolume=true',
       '--allow-privileged=true',
       '--profiling=false',
+      `--kubelet-client-certificate=${join(dir, 'apiserver-kubelet-client.crt')}`,
+      `--kubelet-client-key=${join(dir, 'apiserver-kubelet-client.key')}`,
+      // Node serving certificates are checked (kubelet-serving CSRs are signed by the lab CA);
+      // nodes are dialled at their InternalIP (`--node-ip`), as kubeadm configures it.
+      `--kubelet-certificate-authority=${join(dir, 'ca.crt')}`,
+      '--kubelet-preferred-address-types=InternalIP,ExternalIP,Hostname',
       ...(o.apiserverFlags ?? []),
     ];
     const startApiserver = async () => {

@@ -35,6 +35,8 @@ export async function startTestAgent(
       nodeName: opts.nodeName ?? 'edge-1',
       logLevel: 'silent',
       runtimeEndpoint: opts.runtimeEndpoint,
+      // The node API (with --cloud) on a free port, never the shared 10250.
+      kubeletPort: 0,
       ...opts.flags,
     },
     {},
