@@ -86,6 +86,10 @@ if (lab) {
     assert.is(r.code, 0, r.stderr);
     assert.match(r.stdout, /^NAME\s+STATUS\s+ROLES\s+AGE\s+VERSION/);
     assert.match(r.stdout, new RegExp(`${node}\\s+Ready`));
+    // Services are never held locally: the `kubernetes` Service can only come from the API server.
+    const svc = await localKubectl(['get', 'services', '-n', 'default']);
+    assert.is(svc.code, 0, svc.stderr);
+    assert.match(svc.stdout, /^kubernetes\s+ClusterIP/m);
     // What the metabase holds still answers locally (pods), and with the link cut it still does.
     assert.is((await fetch(`${agent.url}/api/v1/pods`)).status, 200);
   });
@@ -94,13 +98,21 @@ if (lab) {
     lab.proxy.cut();
     try {
       assert.ok(await waitFor(() => agent.cloud?.link.state === 'offline', 60_000, 100), 'still online');
-      const res = await fetch(`${agent.url}/api/v1/nodes`);
+      const res = await fetch(`${agent.url}/api/v1/namespaces/default/services`);
       assert.is(res.status, 503);
       const status = (await res.json()) as { kind: string; reason: string; message: string };
       assert.is(status.kind, 'Status');
       assert.is(status.reason, 'ServiceUnavailable');
       assert.match(status.message, /cloud link is offline/);
       assert.is((await fetch(`${agent.url}/api/v1/pods`)).status, 200);
+      // Offline, the nodes list is this node, from the host (an offline-first answer, not a 503).
+      const nodes = await fetch(`${agent.url}/api/v1/nodes`);
+      assert.is(nodes.status, 200);
+      const list = (await nodes.json()) as { items: { metadata: { name: string } }[] };
+      assert.equal(
+        list.items.map((n) => n.metadata.name),
+        [node],
+      );
     } finally {
       lab.proxy.restore();
     }

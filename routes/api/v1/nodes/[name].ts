@@ -2,12 +2,15 @@ import { factory } from '#lib/http/factory.ts';
 import { wantsTable } from '#lib/http/negotiate.ts';
 import { describeNode } from '#lib/http/node.ts';
 import { param } from '#lib/http/params.ts';
+import { passThrough } from '#lib/http/passthrough.ts';
 import { nodeTable } from '#lib/kube/printers/nodes.ts';
 import { notFound } from '#lib/kube/status.ts';
 import { parseIncludeObject } from '#lib/kube/table.ts';
 
-/** This node (any other name is 404). */
+/** Any node of the cluster while the cloud link is online; offline or standalone this node (others 404). */
 export const GET = factory.createHandlers(async (c) => {
+  const forwarded = c.var.cloud?.link.online ? await passThrough(c) : undefined;
+  if (forwarded) return forwarded;
   const name = param(c, 'name');
   if (name !== c.var.nodeName) throw notFound('nodes', name);
   const node = await describeNode(c);
