@@ -177,17 +177,24 @@ export const APP_JS = String.raw`(function () {
     var value = f.elements.value.value;
     var url = '/apis/devices.kubeedge.io/v1beta1/namespaces/' + encodeURIComponent(d[0]) + '/devices/' + encodeURIComponent(d[1]);
     out.className = ''; out.textContent = '…';
-    fetch(url, { credentials: 'same-origin' }).then(function (res) { return res.json(); }).then(function (dev) {
-      var props = (dev.spec.properties || []).map(function (p) {
-        if (p.name !== prop) return p;
-        var q = Object.assign({}, p); q.desired = Object.assign({}, p.desired || {}, { value: value }); return q;
+    // Read-modify-write with the resourceVersion; a conflict (the mapper's reports move the device
+    // on) is read again and retried, as client-go's RetryOnConflict does.
+    function attempt(left) {
+      return fetch(url, { credentials: 'same-origin' }).then(function (res) { return res.json(); }).then(function (dev) {
+        var props = (dev.spec.properties || []).map(function (p) {
+          if (p.name !== prop) return p;
+          var q = Object.assign({}, p); q.desired = Object.assign({}, p.desired || {}, { value: value }); return q;
+        });
+        return fetch(url, {
+          method: 'PATCH', credentials: 'same-origin',
+          headers: Object.assign({ 'Content-Type': 'application/merge-patch+json' }, H),
+          body: JSON.stringify({ metadata: { resourceVersion: dev.metadata.resourceVersion }, spec: { properties: props } }),
+        });
+      }).then(function (res) {
+        return res.status === 409 && left > 0 ? attempt(left - 1) : res;
       });
-      return fetch(url, {
-        method: 'PATCH', credentials: 'same-origin',
-        headers: Object.assign({ 'Content-Type': 'application/merge-patch+json' }, H),
-        body: JSON.stringify({ metadata: { resourceVersion: dev.metadata.resourceVersion }, spec: { properties: props } }),
-      });
-    }).then(function (res) {
+    }
+    attempt(10).then(function (res) {
       return res.text().then(function (body) {
         if (res.ok) { out.className = 'ok'; out.textContent = 'applied'; f.removeAttribute('data-dirty'); }
         else { out.className = 'bad'; out.textContent = statusText(res, body); }
