@@ -16,6 +16,22 @@ export interface ExecOutput {
 }
 
 /**
+ * The streams a session opens. A TTY without stdin loses all output on containerd (kubectl never
+ * asks for it): when Outpost relays (not `passThrough`), it opens stdin anyway and sends nothing.
+ */
+function sessionStreams(opts: Omit<ExecOptions, 'container' | 'command'>, passThrough: boolean) {
+  return {
+    stdin: opts.stdin || (opts.tty && !passThrough),
+    stdout: opts.stdout,
+    stderr: opts.stderr && !opts.tty,
+    tty: opts.tty,
+  };
+}
+
+const targetName = (t: RunningContainer) =>
+  `${t.pod.metadata.namespace}/${t.pod.metadata.name}/${t.container}`;
+
+/**
  * Asks the runtime for a streaming session for `opts` on a running container. `passThrough`: the
  * client will speak to the runtime itself (SPDY), so the session must have exactly its streams.
  */
@@ -25,25 +41,9 @@ export async function prepareExec(
   opts: Omit<ExecOptions, 'container'>,
   passThrough = false,
 ): Promise<ExecSession> {
-  // A TTY without stdin loses all output on containerd (kubectl never asks for it): when Outpost
-  // relays, it opens stdin anyway and just sends nothing on it.
-  const stdin = opts.stdin || (opts.tty && !passThrough);
-  const url = await cri.exec({
-    containerId: target.containerId,
-    cmd: opts.command,
-    stdin,
-    stdout: opts.stdout,
-    stderr: opts.stderr && !opts.tty,
-    tty: opts.tty,
-  });
-  return {
-    url,
-    stdin,
-    stdout: opts.stdout,
-    stderr: opts.stderr && !opts.tty,
-    tty: opts.tty,
-    target: `${target.pod.metadata.namespace}/${target.pod.metadata.name}/${target.container}`,
-  };
+  const streams = sessionStreams(opts, passThrough);
+  const url = await cri.exec({ containerId: target.containerId, cmd: opts.command, ...streams });
+  return { url, ...streams, target: targetName(target) };
 }
 
 /** The same for an attach to the container's own stdio (CRI Attach). */
@@ -53,22 +53,9 @@ export async function prepareAttach(
   opts: Omit<ExecOptions, 'container' | 'command'>,
   passThrough = false,
 ): Promise<ExecSession> {
-  const stdin = opts.stdin || (opts.tty && !passThrough);
-  const url = await cri.attach({
-    containerId: target.containerId,
-    stdin,
-    stdout: opts.stdout,
-    stderr: opts.stderr && !opts.tty,
-    tty: opts.tty,
-  });
-  return {
-    url,
-    stdin,
-    stdout: opts.stdout,
-    stderr: opts.stderr && !opts.tty,
-    tty: opts.tty,
-    target: `${target.pod.metadata.namespace}/${target.pod.metadata.name}/${target.container}`,
-  };
+  const streams = sessionStreams(opts, passThrough);
+  const url = await cri.attach({ containerId: target.containerId, ...streams });
+  return { url, ...streams, target: targetName(target) };
 }
 
 const where = (t: RunningContainer) => `container ${t.container} of pod ${t.pod.metadata.name}`;
