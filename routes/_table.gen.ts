@@ -48,20 +48,21 @@ import * as r44 from './livez.ts';
 import * as r45 from './metrics.ts';
 import * as r46 from './openapi/v2.ts';
 import * as r47 from './openapi/v3/index.ts';
-import * as r48 from './openapi/v3/apis/devices.kubeedge.io/v1beta1.ts';
-import * as r49 from './pods/index.ts';
-import * as r50 from './pods/[ns]/index.ts';
-import * as r51 from './pods/[ns]/[name]/index.ts';
-import * as r52 from './pods/[ns]/[name]/exec.ts';
-import * as r53 from './pods/[ns]/[name]/logs.ts';
-import * as r54 from './pods/[ns]/[name]/restart.ts';
-import * as r55 from './readyz.ts';
-import * as r56 from './ui/index.ts';
-import * as r57 from './ui/app.js.ts';
-import * as r58 from './ui/login.ts';
-import * as r59 from './ui/logout.ts';
-import * as r60 from './ui/parts/[part].ts';
-import * as r61 from './version.ts';
+import * as r48 from './openapi/v3/api/v1.ts';
+import * as r49 from './openapi/v3/apis/devices.kubeedge.io/v1beta1.ts';
+import * as r50 from './pods/index.ts';
+import * as r51 from './pods/[ns]/index.ts';
+import * as r52 from './pods/[ns]/[name]/index.ts';
+import * as r53 from './pods/[ns]/[name]/exec.ts';
+import * as r54 from './pods/[ns]/[name]/logs.ts';
+import * as r55 from './pods/[ns]/[name]/restart.ts';
+import * as r56 from './readyz.ts';
+import * as r57 from './ui/index.ts';
+import * as r58 from './ui/app.js.ts';
+import * as r59 from './ui/login.ts';
+import * as r60 from './ui/logout.ts';
+import * as r61 from './ui/parts/[part].ts';
+import * as r62 from './version.ts';
 
 export const routes: { path: string; pattern: RegExp; module: RouteModule }[] = [
   { path: '/api', pattern: /^\/api\/?$/, module: r0 },
@@ -112,18 +113,19 @@ export const routes: { path: string; pattern: RegExp; module: RouteModule }[] = 
   { path: '/metrics', pattern: /^\/metrics\/?$/, module: r45 },
   { path: '/openapi/v2', pattern: /^\/openapi\/v2\/?$/, module: r46 },
   { path: '/openapi/v3', pattern: /^\/openapi\/v3\/?$/, module: r47 },
-  { path: '/openapi/v3/apis/devices.kubeedge.io/v1beta1', pattern: /^\/openapi\/v3\/apis\/devices.kubeedge.io\/v1beta1\/?$/, module: r48 },
-  { path: '/pods', pattern: /^\/pods\/?$/, module: r49 },
-  { path: '/pods/:ns', pattern: /^\/pods\/[^\/]+\/?$/, module: r50 },
-  { path: '/pods/:ns/:name', pattern: /^\/pods\/[^\/]+\/[^\/]+\/?$/, module: r51 },
-  { path: '/pods/:ns/:name/exec', pattern: /^\/pods\/[^\/]+\/[^\/]+\/exec\/?$/, module: r52 },
-  { path: '/pods/:ns/:name/logs', pattern: /^\/pods\/[^\/]+\/[^\/]+\/logs\/?$/, module: r53 },
-  { path: '/pods/:ns/:name/restart', pattern: /^\/pods\/[^\/]+\/[^\/]+\/restart\/?$/, module: r54 },
-  { path: '/readyz', pattern: /^\/readyz\/?$/, module: r55 },
-  { path: '/ui', pattern: /^\/ui\/?$/, module: r56 },
-  { path: '/ui/app.js', pattern: /^\/ui\/app.js\/?$/, module: r57 },
-  { path: '/ui/login', pattern: /^\/ui\/login\/?$/, module: r58 },
-  { path: '/ui/logout', pattern: /^\/ui\/logout\/?$/, module: r59 },
-  { path: '/ui/parts/:part', pattern: /^\/ui\/parts\/[^\/]+\/?$/, module: r60 },
-  { path: '/version', pattern: /^\/version\/?$/, module: r61 },
+  { path: '/openapi/v3/api/v1', pattern: /^\/openapi\/v3\/api\/v1\/?$/, module: r48 },
+  { path: '/openapi/v3/apis/devices.kubeedge.io/v1beta1', pattern: /^\/openapi\/v3\/apis\/devices.kubeedge.io\/v1beta1\/?$/, module: r49 },
+  { path: '/pods', pattern: /^\/pods\/?$/, module: r50 },
+  { path: '/pods/:ns', pattern: /^\/pods\/[^\/]+\/?$/, module: r51 },
+  { path: '/pods/:ns/:name', pattern: /^\/pods\/[^\/]+\/[^\/]+\/?$/, module: r52 },
+  { path: '/pods/:ns/:name/exec', pattern: /^\/pods\/[^\/]+\/[^\/]+\/exec\/?$/, module: r53 },
+  { path: '/pods/:ns/:name/logs', pattern: /^\/pods\/[^\/]+\/[^\/]+\/logs\/?$/, module: r54 },
+  { path: '/pods/:ns/:name/restart', pattern: /^\/pods\/[^\/]+\/[^\/]+\/restart\/?$/, module: r55 },
+  { path: '/readyz', pattern: /^\/readyz\/?$/, module: r56 },
+  { path: '/ui', pattern: /^\/ui\/?$/, module: r57 },
+  { path: '/ui/app.js', pattern: /^\/ui\/app.js\/?$/, module: r58 },
+  { path: '/ui/login', pattern: /^\/ui\/login\/?$/, module: r59 },
+  { path: '/ui/logout', pattern: /^\/ui\/logout\/?$/, module: r60 },
+  { path: '/ui/parts/:part', pattern: /^\/ui\/parts\/[^\/]+\/?$/, module: r61 },
+  { path: '/version', pattern: /^\/version\/?$/, module: r62 },
 ];
