@@ -150,6 +150,14 @@ export class EventStore {
     return this.#lastStamp;
   }
 
+  /** One event by namespace and name, or undefined. */
+  get(namespace: string, name: string): Event | undefined {
+    const row = this.#sqlite
+      .prepare<[string, string], { object: string }>('SELECT object FROM events WHERE namespace = ? AND name = ?')
+      .get(namespace, name);
+    return row ? (JSON.parse(row.object) as Event) : undefined;
+  }
+
   /** Events oldest first, narrowed in SQL by namespace and involved object where given. */
   list(q: EventQuery = {}): { items: Event[]; resourceVersion: number } {
     const where: string[] = [];
