@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { newNodeKey, nodeCsr } from '#lib/cloud/bootstrap/csr.ts';
+import { nodeClientRequest } from '#lib/cloud/bootstrap/certificates.ts';
 import {
   caCertHash,
   detachedSignature,
@@ -94,13 +94,18 @@ test('cluster-info is accepted only when signed and pinned', () => {
 });
 
 test('the CSR is a valid PKCS#10 request for system:node:<name> in system:nodes', () => {
-  writeFileSync(join(dir, 'node.csr'), nodeCsr(newNodeKey(), 'edge-7'));
+  const { keyPem, csr } = nodeClientRequest('edge-7');
+  assert.match(keyPem, /^-----BEGIN EC PRIVATE KEY-----\n/); // SEC1, as kubelet writes it
+  writeFileSync(join(dir, 'node.csr'), csr);
   const out = execFileSync(
     'openssl',
-    ['req', '-in', join(dir, 'node.csr'), '-noout', '-verify', '-subject'],
+    ['req', '-in', join(dir, 'node.csr'), '-noout', '-verify', '-subject', '-text'],
     { stdio: 'pipe' },
   ).toString();
   assert.match(out, /O = system:nodes, CN = system:node:edge-7/);
+  // The kubelet-client approver refuses requests with SANs (IsKubeletClientCSR).
+  assert.not.match(out, /Subject Alternative Name/);
+  assert.match(out, /TLS Web Client Authentication/);
 });
 
 test('rotation happens between 70% and 90% of the lifetime', () => {

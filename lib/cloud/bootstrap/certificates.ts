@@ -5,7 +5,7 @@ import { randomBytes, X509Certificate } from 'node:crypto';
 import { chmodSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ApiError, type CloudContext } from '../context.ts';
-import { newNodeKey, nodeCsr } from './csr.ts';
+import { certificateRequest, newKey } from '../x509.ts';
 
 export const KUBELET_CLIENT_SIGNER = 'kubernetes.io/kube-apiserver-client-kubelet';
 
@@ -48,6 +48,17 @@ const sleep = (ms: number, signal?: AbortSignal) =>
   });
 
 /**
+ * A fresh P-256 key (SEC1 PEM, `EC PRIVATE KEY`, what kubelet writes) and a PKCS#10 request for the
+ * node's client certificate: `CN=system:node:<node>, O=system:nodes`, client auth, no SANs.
+ */
+export function nodeClientRequest(node: string): { keyPem: string; csr: string } {
+  const { privateKey } = newKey();
+  const keyPem = privateKey.export({ type: 'sec1', format: 'pem' }).toString();
+  const subject = { commonName: `system:node:${node}`, organizations: ['system:nodes'] };
+  return { keyPem, csr: certificateRequest(privateKey, subject, {}, ['client auth']) };
+}
+
+/**
  * Creates a CSR for the node with a fresh key and waits (polling its object once a second; this
  * runs once per join or rotation) until it is signed. Resolves with the key and certificate PEMs.
  */
@@ -55,8 +66,7 @@ export async function requestNodeCertificate(
   ctx: CloudContext,
   o: { timeoutMs?: number; signal?: AbortSignal } = {},
 ): Promise<{ keyPem: string; certPem: string; csrName: string }> {
-  const keyPem = newNodeKey();
-  const csr = nodeCsr(keyPem, ctx.nodeName);
+  const { keyPem, csr } = nodeClientRequest(ctx.nodeName);
   const created = await ctx.request<Csr>('/apis/certificates.k8s.io/v1/certificatesigningrequests', {
     method: 'POST',
     ...(o.signal ? { signal: o.signal } : {}),
