@@ -48,6 +48,11 @@ program
       'normal',
     ]),
   )
+  .option(
+    '--snapshot-interval <duration>',
+    'take a verified metabase snapshot this often (default 15m, 0 = off)',
+  )
+  .option('--snapshot-keep <n>', 'metabase snapshots kept in DATA_DIR/snapshots (default 3)')
   .addOption(
     new Option('--log-level <level>', 'log level').choices(['debug', 'info', 'warn', 'error', 'silent']),
   )
@@ -118,6 +123,46 @@ program
   .action(async (o) => {
     const { status } = await import('#lib/cli/status.ts');
     setExit(await status(o));
+  });
+
+program
+  .command('snapshot')
+  .description('Take a verified snapshot of the metabase now (works beside a running agent)')
+  .option('--data-dir <dir>', 'the data directory (default OUTPOST_DATA_DIR or ./data)')
+  .option('--snapshot-keep <n>', 'snapshots kept, newest first (default 3)', '3')
+  .action(async (o) => {
+    const { dataDirOf, snapshotCommand } = await import('#lib/cli/metabase.ts');
+    const keep = Number(o.snapshotKeep);
+    if (!Number.isInteger(keep) || keep < 1) {
+      process.stderr.write(
+        `error: --snapshot-keep ${JSON.stringify(o.snapshotKeep)}: expected an integer ≥ 1\n`,
+      );
+      process.exit(ExitCode.InvalidConfig);
+    }
+    setExit(snapshotCommand({ dataDir: dataDirOf(o.dataDir), keep }));
+  });
+
+program
+  .command('restore')
+  .description(
+    'Replace the metabase by a snapshot (verified first; refused while an agent runs on the data directory)',
+  )
+  .argument('<file>', 'a snapshot, e.g. DATA_DIR/snapshots/outpost-20261126T214500000Z-scheduled.db')
+  .option('--data-dir <dir>', 'the data directory (default OUTPOST_DATA_DIR or ./data)')
+  .action(async (file: string, o) => {
+    const { dataDirOf, restoreCommand } = await import('#lib/cli/metabase.ts');
+    setExit(restoreCommand({ dataDir: dataDirOf(o.dataDir), file }));
+  });
+
+program
+  .command('doctor')
+  .description(
+    'Check the metabase (full integrity_check), its snapshots, free space and lock; exit 1 on damage',
+  )
+  .option('--data-dir <dir>', 'the data directory (default OUTPOST_DATA_DIR or ./data)')
+  .action(async (o) => {
+    const { dataDirOf, doctorCommand } = await import('#lib/cli/metabase.ts');
+    setExit(doctorCommand({ dataDir: dataDirOf(o.dataDir) }));
   });
 
 // kubectl-style commands, also under `outpost ctl` for people coming from `keadm ctl`.

@@ -1,18 +1,19 @@
 import { statSync } from 'node:fs';
 import { lockDataDir } from '#db/lock.ts';
 import { type Metabase, openMetabase } from '#db/open.ts';
+import { openCheckedMetabase } from '#db/recover.ts';
 import { loadSecurity } from '#lib/auth/load.ts';
 import type { CloudContext } from '#lib/cloud/context.ts';
 import type { NodeAgent } from '#lib/cloud/node-agent.ts';
 import { cloudPodsModule, enableOutbox } from '#lib/cloud/pods-module.ts';
 import { CriClient } from '#lib/cri/client.ts';
-import type { NodeApi } from '#lib/node-api/module.ts';
 import { Dmi, dmiSocketPath } from '#lib/dmi/module.ts';
 import type { Deps } from '#lib/http/env.ts';
 import { defaultLimits } from '#lib/http/limits.ts';
 import { ManifestSync } from '#lib/manifests/sync.ts';
 import { MqttBridge } from '#lib/mqtt/bridge.ts';
 import { mqttClientOptions } from '#lib/mqtt/options.ts';
+import type { NodeApi } from '#lib/node-api/module.ts';
 import { ProbeManager } from '#lib/pods/probes/index.ts';
 import { RuntimeFinder, runtimeCandidates } from '#lib/pods/runtime/discovery.ts';
 import { connectRuntime, isRuntimeUnreachable, runtimeModule } from '#lib/pods/runtime/module.ts';
@@ -22,6 +23,7 @@ import { PodManager } from '#lib/pods/worker/manager.ts';
 import { restartPod } from '#lib/pods/worker/restart.ts';
 import { RestartRequests } from '#lib/pods/worker/restart-requests.ts';
 import { createStore, type Store } from '#lib/store/index.ts';
+import { SnapshotSchedule } from '#lib/store/snapshots.ts';
 import { ExitCode, FatalError } from '#lib/supervisor/exit-codes.ts';
 import { type ModuleContext, Supervisor } from '#lib/supervisor/modules.ts';
 import { createApp } from './app.ts';
@@ -104,7 +106,16 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
   const lock = config.dataDir === ':memory:' ? undefined : lockDataDir(config.dataDir);
   let metabase: Metabase;
   try {
-    metabase = openMetabase(config.dataDir, { durability: config.durability });
+    // A quick_check first: a damaged file is moved aside and replaced (db/recover.ts).
+    metabase =
+      config.dataDir === ':memory:'
+        ? openMetabase(config.dataDir, { durability: config.durability })
+        : openCheckedMetabase(config.dataDir, {
+            durability: config.durability,
+            keep: config.snapshotKeep,
+            now,
+            onSnapshotError: (err) => log.warn({ err }, 'metabase snapshot before the migration failed'),
+          });
   } catch (e) {
     lock?.release();
     throw e;
@@ -120,6 +131,7 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
   });
   const metrics = createMetrics({
     pods: () => store.pods.list().items,
+    diskFull: () => store.disk.full !== undefined,
     ...(cloud
       ? {
           cloud: () => {
@@ -130,6 +142,23 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
       : {}),
   });
   supervisor.on('change', (m) => metrics.module(m));
+  if (metabase.recovery) {
+    const r = metabase.recovery;
+    const how = r.snapshot
+      ? `restored the snapshot ${r.snapshot.path} of ${new Date(r.snapshot.takenAt).toISOString()}`
+      : 'no snapshot verified: rebuilt from the manifests, the cloud and the runtime';
+    const message =
+      `the metabase file was damaged (${r.problems[0] ?? 'corrupt'}); moved it to ${r.movedTo} and ${how}. ` +
+      `Running pods are adopted. Not recovered: ${r.lost}`;
+    log.error({ problems: r.problems, movedTo: r.movedTo, snapshot: r.snapshot?.path }, message);
+    metrics.metabaseRecovery(r.snapshot ? 'snapshot' : 'rebuilt');
+    store.events.record(
+      { kind: 'Node', namespace: 'default', name: config.nodeName, uid: config.nodeName },
+      'Warning',
+      'MetabaseRecovered',
+      message,
+    );
+  }
   timeMetabaseWrites(metabase.sqlite, (seconds) => metrics.metabaseWrite(seconds));
   const cri =
     opts.runPods === false
@@ -395,6 +424,10 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
         onNode: (n) => {
           cloudNode = n;
         },
+        metabaseFull: () => {
+          const full = store.disk.full;
+          return full ? { dataDir: store.disk.dataDir, free: full.free } : undefined;
+        },
         runtime: async () => {
           if (!cri) return { ready: true, version: '' };
           const m = runtimeModuleRunning();
@@ -409,6 +442,46 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
     supervisor.register(cloudPodsModule(cloud, store));
   }
   supervisor.start();
+  const snapshots =
+    config.dataDir !== ':memory:' && config.snapshotInterval > 0
+      ? new SnapshotSchedule({
+          store,
+          dataDir: config.dataDir,
+          intervalMs: config.snapshotInterval,
+          keep: config.snapshotKeep,
+          clock,
+          log: log.child({ module: 'metabase' }),
+          onResult: (result, at) => metrics.snapshot(result, at),
+        })
+      : undefined;
+  snapshots?.start();
+  // Out of space: writes answer 503 and the Node shows DiskPressure until a probe write commits
+  // again (every 2 s); then every pod's status is written anew (writes may have been dropped).
+  let probeTimer: ReturnType<Clock['setTimeout']> | undefined;
+  const probe = () => {
+    probeTimer = undefined;
+    let full = true;
+    try {
+      full = store.disk.probe();
+    } catch (err) {
+      log.warn({ err }, 'disk probe write failed');
+    }
+    if (full && !shutdown.signal.aborted) probeTimer = clock.setTimeout(probe, 2_000);
+  };
+  store.disk.onChange((full) => {
+    cloudNode?.poke();
+    if (full) {
+      log.error(
+        { dataDir: store.disk.dataDir, freeBytes: full.free, err: full.error },
+        `no space left in the data directory ${store.disk.dataDir}: metabase writes fail (503), reads go on; ` +
+          'DiskPressure until space is freed',
+      );
+      probeTimer ??= clock.setTimeout(probe, 2_000);
+      return;
+    }
+    log.info({ dataDir: store.disk.dataDir }, 'space is back in the data directory: metabase writes resume');
+    for (const rec of store.pods.records({ nodeName: config.nodeName })) pods?.refresh(rec.uid);
+  });
   let closing: Promise<void> | undefined;
   log.info(
     {
@@ -436,6 +509,8 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
     close() {
       closing ??= (async () => {
         shutdown.abort();
+        snapshots?.stop();
+        if (probeTimer) clock.clearTimeout(probeTimer);
         finder?.stop();
         reach?.close();
         security.auth.tokens?.close();

@@ -7,6 +7,7 @@ import { defaultLimits } from '#lib/http/limits.ts';
 import { httpMetrics } from '#lib/http/metrics.ts';
 import { mergeCloudDiscovery, passThrough } from '#lib/http/passthrough.ts';
 import { internal, StatusError, tooLarge } from '#lib/kube/status.ts';
+import type { DiskPressure } from '#lib/store/disk.ts';
 import { routes } from '#routes/_table.gen.ts';
 
 /** Dependencies as callers give them: auth and limits default to loopback-anonymous and the default caps. */
@@ -67,15 +68,23 @@ export function createApp(given: AppDeps): Hono<AppEnv> {
     return c.json(err.toStatus(), err.code as 404);
   });
   app.onError((err, c) => {
-    const status = errorStatus(err, deps.log, c.req.method, c.req.path);
+    const status = errorStatus(err, deps.log, c.req.method, c.req.path, deps.store.disk);
     return c.json(status.toStatus(), status.code as 400);
   });
   return app;
 }
 
 /** The Status an error is answered with; anything unexpected is logged and becomes a 500. */
-export function errorStatus(err: unknown, log: Deps['log'], method: string, path: string): StatusError {
+export function errorStatus(
+  err: unknown,
+  log: Deps['log'],
+  method: string,
+  path: string,
+  disk?: DiskPressure,
+): StatusError {
   if (err instanceof StatusError) return err;
+  // A full disk is the node's condition, not Outpost's fault: 503 naming the place and the space.
+  if (disk?.noteError(err)) return disk.unavailable();
   if (err instanceof HTTPException) {
     const code = err.status;
     const reason = code === 413 ? 'RequestEntityTooLarge' : code >= 500 ? 'InternalError' : 'BadRequest';

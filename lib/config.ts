@@ -22,6 +22,20 @@ const booleanFlag = z
   .union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')])
   .default(false);
 
+const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1e3, m: 6e4, h: 3.6e6 };
+
+/** `15m`, `1h30m`, `90s` (Go's duration syntax, units ms to h) in milliseconds; `0` is zero. */
+const duration = z.union([z.number(), z.string()]).transform((v, ctx) => {
+  const text = String(v).trim();
+  if (text === '0') return 0;
+  const parts = [...text.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)];
+  if (parts.length === 0 || parts.map((p) => p[0]).join('') !== text) {
+    ctx.addIssue({ code: 'custom', message: 'expected a duration such as 15m, 1h or 90s (0 turns it off)' });
+    return z.NEVER;
+  }
+  return parts.reduce((ms, p) => ms + Number(p[1]) * DURATION_UNITS[p[2]!]!, 0);
+});
+
 export const serveConfig = z.object({
   listen: z.string().default('127.0.0.1:10550'),
   dataDir: z.string().min(1).default('./data'),
@@ -34,6 +48,10 @@ export const serveConfig = z.object({
   /** The DMI DeviceManagerService unix socket mappers register on; unset: `DATA_DIR/dmi.sock`. */
   dmiSocket: z.string().min(1).optional(),
   durability: z.enum(['full', 'normal']).default('full'),
+  /** How often a verified snapshot of the metabase is taken (ms; 0: only before migrations). */
+  snapshotInterval: duration.default(15 * 60_000).refine((ms) => ms === 0 || ms >= 1000, 'at least 1s, or 0'),
+  /** Snapshots kept in DATA_DIR/snapshots, newest first. */
+  snapshotKeep: z.coerce.number().int().min(1).max(100).default(3),
   /** Bearer tokens (`outpost token create`); reloaded when the file changes. */
   tokensFile: z.string().min(1).optional(),
   tlsCert: z.string().min(1).optional(),

@@ -3,6 +3,7 @@
 // conventions: `_total` counters, `_seconds` histograms, base units.
 import type Database from 'better-sqlite3';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { aroundTransactions } from '#db/transactions.ts';
 import type { Pod } from '#lib/kube/types.ts';
 import type { ModuleSnapshot, ModuleState } from '#lib/supervisor/modules.ts';
 
@@ -26,6 +27,10 @@ export interface Metrics {
   metabaseWrite(seconds: number): void;
   /** A module changed state (Supervisor `change` event). */
   module(m: ModuleSnapshot): void;
+  /** A damaged metabase file was replaced at start: from a snapshot, or rebuilt without one. */
+  metabaseRecovery(outcome: 'snapshot' | 'rebuilt'): void;
+  /** A metabase snapshot was written and verified (`ok`) or not (`failed`). */
+  snapshot(result: 'ok' | 'failed', at: number): void;
 }
 
 /** The cloud link as /metrics shows it. */
@@ -40,6 +45,8 @@ export interface MetricsSources {
   pods?: () => readonly Pod[];
   /** The cloud link's state, read at scrape time (with `serve --cloud`). */
   cloud?: () => CloudLinkFigures;
+  /** Whether metabase writes fail for lack of space, read at scrape time. */
+  diskFull?: () => boolean;
   /** Node's process metrics (CPU, RSS, event loop lag, GC); default true. */
   process?: boolean;
 }
@@ -96,6 +103,35 @@ export function createMetrics(sources: MetricsSources = {}): Metrics {
     buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
     registers,
   });
+  const recoveries = new Counter({
+    name: 'outpost_metabase_recoveries_total',
+    help: 'Damaged metabase files replaced at start, by outcome (snapshot: restored from one; rebuilt: none verified).',
+    labelNames: ['outcome'],
+    registers,
+  });
+  for (const outcome of ['snapshot', 'rebuilt']) recoveries.inc({ outcome }, 0);
+  const snapshots = new Counter({
+    name: 'outpost_metabase_snapshots_total',
+    help: 'Metabase snapshots attempted, by result (ok: written and verified).',
+    labelNames: ['result'],
+    registers,
+  });
+  for (const result of ['ok', 'failed']) snapshots.inc({ result }, 0);
+  const lastSnapshot = new Gauge({
+    name: 'outpost_metabase_last_snapshot_timestamp_seconds',
+    help: 'When the last verified metabase snapshot was taken (Unix time).',
+    registers,
+  });
+  const diskFull = sources.diskFull;
+  if (diskFull)
+    new Gauge({
+      name: 'outpost_disk_pressure',
+      help: 'Whether metabase writes fail for lack of space in the data directory (1) or not (0).',
+      registers,
+      collect() {
+        this.set(diskFull() ? 1 : 0);
+      },
+    });
   const podsByPhase = sources.pods;
   if (podsByPhase) {
     const phases = new Gauge({
@@ -178,6 +214,13 @@ export function createMetrics(sources: MetricsSources = {}): Metrics {
     metabaseWrite(seconds) {
       metabaseWrites.observe(seconds);
     },
+    metabaseRecovery(outcome) {
+      recoveries.inc({ outcome });
+    },
+    snapshot(result, at) {
+      snapshots.inc({ result });
+      if (result === 'ok') lastSnapshot.set(at / 1000);
+    },
     module(m) {
       for (const s of MODULE_STATES) moduleState.set({ module: m.name, state: s }, s === m.state ? 1 : 0);
       const before = seenRestarts.get(m.name) ?? 0;
@@ -193,25 +236,12 @@ export function createMetrics(sources: MetricsSources = {}): Metrics {
  * `sqlite.transaction(fn)()`); nested ones are savepoints inside a timed outer one.
  */
 export function timeMetabaseWrites(sqlite: Database.Database, observe: (seconds: number) => void): void {
-  const original = sqlite.transaction.bind(sqlite);
-  const wrapped = (fn: (...args: unknown[]) => unknown) => {
-    const tx = original(fn);
-    const timed = (...args: unknown[]) => {
-      if (sqlite.inTransaction) return tx(...args);
-      const started = performance.now();
-      try {
-        return tx(...args);
-      } finally {
-        observe((performance.now() - started) / 1000);
-      }
-    };
-    // Keep the deferred/immediate/exclusive variants better-sqlite3 attaches.
-    return Object.assign(timed, {
-      default: tx.default,
-      deferred: tx.deferred,
-      immediate: tx.immediate,
-      exclusive: tx.exclusive,
-    });
-  };
-  sqlite.transaction = wrapped as typeof sqlite.transaction;
+  aroundTransactions(sqlite, (run) => {
+    const started = performance.now();
+    try {
+      return run();
+    } finally {
+      observe((performance.now() - started) / 1000);
+    }
+  });
 }

@@ -16,6 +16,8 @@ export interface CloudModuleOptions {
   port: number;
   nodeIP?: string | undefined;
   runtime: () => Promise<RuntimeFacts>;
+  /** Set while metabase writes fail for lack of space (the Node's DiskPressure). */
+  metabaseFull?: () => { dataDir: string; free: number } | undefined;
   /** Called with the NodeAgent once it exists (tests, the status command). */
   onNode?: (node: NodeAgent) => void;
 }
@@ -32,7 +34,14 @@ export function cloudModule(o: CloudModuleOptions): ModuleSpec {
           ? ctx.log.warn({ server: ctx.server, reason: s.lastError }, 'cloud link offline')
           : ctx.log.info({ server: ctx.server }, 'cloud link online'),
       );
-      const node = new NodeAgent({ ctx, dataDir: o.dataDir, port: o.port, nodeIP: o.nodeIP, runtime: o.runtime });
+      const node = new NodeAgent({
+        ctx,
+        dataDir: o.dataDir,
+        port: o.port,
+        nodeIP: o.nodeIP,
+        runtime: o.runtime,
+        ...(o.metabaseFull ? { metabaseFull: o.metabaseFull } : {}),
+      });
       o.onNode?.(node);
       mctx.ready();
       try {

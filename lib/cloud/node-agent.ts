@@ -33,6 +33,8 @@ export interface NodeAgentOptions {
   /** --node-ip: the InternalIP to report instead of the detected one. */
   nodeIP?: string | undefined;
   runtime: () => Promise<RuntimeFacts>;
+  /** Set while metabase writes fail for lack of space. */
+  metabaseFull?: () => { dataDir: string; free: number } | undefined;
   renewIntervalMs?: number;
   leaseDurationSeconds?: number;
   /** A status patch at least this often even when nothing changed (kubelet: 5 min). */
@@ -125,6 +127,7 @@ export class NodeAgent {
       ...(rt.message ? { runtimeMessage: rt.message } : {}),
       runtimeVersion: rt.version,
       port: this.o.port,
+      metabaseFull: this.o.metabaseFull?.(),
     };
   }
 

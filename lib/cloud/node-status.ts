@@ -49,6 +49,8 @@ export interface NodeReport {
   /** The port of Outpost's local API (daemonEndpoints.kubeletEndpoint). */
   port: number;
   maxPods?: number;
+  /** Metabase writes fail for lack of space (DiskPressure=True whatever the disk's fill level). */
+  metabaseFull?: { dataDir: string; free: number } | undefined;
 }
 
 /** Labels kubelet sets that NodeRestriction lets a node set on itself. */
@@ -105,7 +107,14 @@ export function desiredStatus(r: NodeReport, name: string): NodeStatus {
   };
   const conditions: NodeCondition[] = [
     condition('MemoryPressure', h.memoryAvailableBytes > 0 && h.memoryAvailableBytes < MEMORY_PRESSURE_BYTES),
-    condition('DiskPressure', h.diskBytes > 0 && h.diskAvailableBytes < h.diskBytes * 0.1),
+    r.metabaseFull
+      ? {
+          type: 'DiskPressure',
+          status: 'True',
+          reason: PRESSURE.DiskPressure[0],
+          message: `outpost cannot write its metabase: no space left in ${r.metabaseFull.dataDir} (${Math.max(0, r.metabaseFull.free)} bytes free)`,
+        }
+      : condition('DiskPressure', h.diskBytes > 0 && h.diskAvailableBytes < h.diskBytes * 0.1),
     condition('PIDPressure', h.pidsMax > 0 && h.pidsUsed > h.pidsMax * 0.9),
     r.runtimeReady
       ? { type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'outpost is posting ready status' }

@@ -94,6 +94,8 @@ export const guard = () =>
     if (length > limits.maxBodyBytes)
       throw tooLarge(`request body of ${length} bytes exceeds the limit of ${limits.maxBodyBytes}`);
     if (!isAudited) return next();
+    // Out of space: refuse before acting, rather than act and fail to record it.
+    if (c.var.store.disk.full) throw c.var.store.disk.unavailable();
     let code = 500;
     try {
       await next();

@@ -1,5 +1,13 @@
+import { lastRecovery } from '#db/recover.ts';
 import { describeLink } from '#lib/cloud/link.ts';
-import { type HealthzKind, moduleChecks, renderHealthz } from '#lib/supervisor/healthz.ts';
+import type { Store } from '#lib/store/index.ts';
+import {
+  formatDuration,
+  type HealthzCheck,
+  type HealthzKind,
+  moduleChecks,
+  renderHealthz,
+} from '#lib/supervisor/healthz.ts';
 import type { AppContext } from './env.ts';
 
 /**
@@ -18,8 +26,41 @@ export function healthAnswer(c: AppContext, kind: HealthzKind) {
       ok: true,
       note: describeLink(cloud.link.snapshot(), cloud.outboxStats(), now),
     });
+  if (kind === 'readyz') {
+    const metabase = checks.find((x) => x.name === 'metabase');
+    const note = recoveryNote(c.var.store, now);
+    if (metabase?.ok && note) metabase.note = note;
+    checks.push(diskCheck(c.var.store, now));
+  }
   const { status, body } = renderHealthz(kind, checks, verbose);
   c.header('Content-Type', 'text/plain; charset=utf-8');
   c.header('X-Content-Type-Options', 'nosniff');
   return c.body(body, status);
+}
+
+/** The last recovery of a damaged metabase file, in one line for `[+]metabase ok (...)`. */
+function recoveryNote(store: Store, now: number): string | undefined {
+  const r = store.metabase.recovery ?? lastRecovery(store.metabase.sqlite);
+  if (!r) return undefined;
+  const how = r.snapshot
+    ? `restored the snapshot ${r.snapshot.path} of ${new Date(r.snapshot.takenAt).toISOString()}`
+    : 'no snapshot, rebuilt from the manifests, the cloud and the runtime';
+  return (
+    `recovered from a damaged file ${formatDuration(now - r.at)} ago (${r.problems[0] ?? 'corrupt'}): ` +
+    `moved to ${r.movedTo}, ${how}; not recovered: ${r.lost}`
+  );
+}
+
+/** `disk`: fails while metabase writes fail for lack of space (DiskPressure); reads still work. */
+function diskCheck(store: Store, now: number): HealthzCheck {
+  const full = store.disk.full;
+  if (!full) return { name: 'disk', ok: true };
+  return {
+    name: 'disk',
+    ok: false,
+    detail:
+      `DiskPressure: metabase writes fail for lack of space for ${formatDuration(now - full.since)} ` +
+      `(data directory ${store.disk.dataDir}, ${Math.max(0, full.free)} bytes free: ${full.error}); ` +
+      'reads still work, writes resume by themselves once space is freed',
+  };
 }

@@ -118,12 +118,19 @@ export async function describeNode(c: AppContext): Promise<Node> {
           'KubeletHasSufficientMemory',
           `kubelet has ${memFree < memTotal * 0.05 ? 'insufficient' : 'sufficient'} memory available`,
         ),
-        condition(
-          'DiskPressure',
-          d.total > 0 && d.free < d.total * 0.1,
-          'KubeletHasNoDiskPressure',
-          `${d.free < d.total * 0.1 ? 'kubelet has disk pressure' : 'kubelet has no disk pressure'}`,
-        ),
+        store.disk.full
+          ? condition(
+              'DiskPressure',
+              true,
+              'KubeletHasNoDiskPressure',
+              `outpost cannot write its metabase: no space left in ${store.disk.dataDir} (${Math.max(0, store.disk.full.free)} bytes free)`,
+            )
+          : condition(
+              'DiskPressure',
+              d.total > 0 && d.free < d.total * 0.1,
+              'KubeletHasNoDiskPressure',
+              `${d.free < d.total * 0.1 ? 'kubelet has disk pressure' : 'kubelet has no disk pressure'}`,
+            ),
         condition(
           'PIDPressure',
           p.used > p.max * 0.9,

@@ -54,7 +54,7 @@ export function createNodeApiApp(deps: NodeApiDeps): Hono<NodeApiEnv> {
     return c.json(err.toStatus(), 404);
   });
   app.onError((err, c) => {
-    const status = errorStatus(err, deps.log, c.req.method, c.req.path);
+    const status = errorStatus(err, deps.log, c.req.method, c.req.path, deps.store.disk);
     return c.json(status.toStatus(), status.code as 400);
   });
   return app;

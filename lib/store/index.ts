@@ -1,6 +1,7 @@
 import type { Metabase } from '#db/open.ts';
 import { AuditStore } from './audit.ts';
 import { DeviceModelStore, DeviceStore } from './devices.ts';
+import { DiskPressure } from './disk.ts';
 import { EventStore } from './events.ts';
 import { MapperStore } from './mappers.ts';
 import { ObjectStore } from './objects.ts';
@@ -21,6 +22,8 @@ export interface Store {
   mappers: MapperStore;
   audit: AuditStore;
   outbox: OutboxStore;
+  /** Whether metabase writes fail for lack of space. */
+  disk: DiskPressure;
 }
 
 /** Wires the stores over one metabase, sharing one resourceVersion counter and one watch cache. */
@@ -28,8 +31,11 @@ export function createStore(metabase: Metabase, opts: { host: string; now?: () =
   const now = opts.now ?? Date.now;
   const rv = new ResourceVersions(metabase.sqlite);
   const hub = new WatchHub(() => rv.current);
+  const disk = new DiskPressure(metabase.sqlite, metabase.path, now);
+  disk.watch();
   const outbox = new OutboxStore(metabase, now);
   return {
+    disk,
     metabase,
     rv,
     hub,
