@@ -8,6 +8,7 @@ import { parseIncludeObject } from '#lib/kube/table.ts';
 import type { KubeObject } from '#lib/kube/types.ts';
 import { checkDnsSubdomain } from '#lib/kube/validate.ts';
 import type { Store } from '#lib/store/index.ts';
+import { serverSideApply } from './apply.ts';
 import { applyPatch, isObject, patchType, readBody } from './body.ts';
 import type { AppContext } from './env.ts';
 import type { Listable } from './list.ts';
@@ -181,6 +182,9 @@ function store(
   old: KubeObject | undefined,
   dryRun: boolean,
   manager: string,
+  op: 'Update' | 'Apply' = 'Update',
+  /** The applied configuration, when an apply creates the object. */
+  config?: KubeObject,
 ): KubeObject {
   const { namespace, name } = obj.metadata as { namespace: string; name: string };
   obj.apiVersion = 'v1';
@@ -188,7 +192,7 @@ function store(
   k.normalize(obj);
   const causes = [...checkDnsSubdomain(name, 'metadata.name'), ...k.validate(obj, old)];
   if (causes.length) throw invalid(k.kind, name, causes);
-  recordUpdate(old, obj, manager, 'Update', c.var.now(), {});
+  recordUpdate(old, obj, manager, op, c.var.now(), {}, config);
   if (dryRun)
     return { ...obj, metadata: { ...obj.metadata, resourceVersion: old?.metadata.resourceVersion ?? '0' } };
   c.var.store.objects.put(obj, 'api');
@@ -199,7 +203,19 @@ function store(
 export async function createObject(c: AppContext, k: ObjectKind, namespace: string) {
   const obj = asObject(k, await readBody(c));
   checkNames(obj.metadata, namespace);
-  const dryRun = dryRunOf(c);
+  return c.json(create(c, k, namespace, obj, dryRunOf(c), fieldManagerOf(c)), 201);
+}
+
+function create(
+  c: AppContext,
+  k: ObjectKind,
+  namespace: string,
+  obj: KubeObject,
+  dryRun: boolean,
+  manager: string,
+  applied = false,
+): KubeObject {
+  const config = applied ? structuredClone(obj) : undefined;
   for (const key of SERVER_OWNED) delete obj.metadata[key];
   obj.metadata.namespace = namespace;
   if (!obj.metadata.name && typeof obj.metadata.generateName === 'string' && obj.metadata.generateName)
@@ -208,7 +224,7 @@ export async function createObject(c: AppContext, k: ObjectKind, namespace: stri
     throw alreadyExists(k.resource, obj.metadata.name);
   obj.metadata.creationTimestamp = timestamp(c.var.now());
   if (dryRun) obj.metadata.uid = crypto.randomUUID();
-  return c.json(store(c, k, obj, undefined, dryRun, fieldManagerOf(c)), 201);
+  return store(c, k, obj, undefined, dryRun, manager, applied ? 'Apply' : 'Update', config);
 }
 
 function current(c: AppContext, k: ObjectKind, namespace: string, name: string) {
@@ -218,7 +234,15 @@ function current(c: AppContext, k: ObjectKind, namespace: string, name: string) 
   return rec.object;
 }
 
-function update(c: AppContext, k: ObjectKind, old: KubeObject, next: KubeObject, dryRun: boolean) {
+function update(
+  c: AppContext,
+  k: ObjectKind,
+  old: KubeObject,
+  next: KubeObject,
+  dryRun: boolean,
+  manager = fieldManagerOf(c),
+  op: 'Update' | 'Apply' = 'Update',
+) {
   const { namespace, name } = old.metadata as { namespace: string; name: string };
   checkNames(next.metadata, namespace, name);
   if (next.metadata.resourceVersion && next.metadata.resourceVersion !== old.metadata.resourceVersion)
@@ -229,7 +253,7 @@ function update(c: AppContext, k: ObjectKind, old: KubeObject, next: KubeObject,
     if (old.metadata[key] === undefined) delete next.metadata[key];
     else (next.metadata as Record<string, unknown>)[key] = old.metadata[key];
   }
-  return c.json(store(c, k, next, old, dryRun, fieldManagerOf(c)));
+  return c.json(store(c, k, next, old, dryRun, manager, op));
 }
 
 /** `PUT` of a ConfigMap or Secret. */
@@ -239,11 +263,29 @@ export async function replaceObject(c: AppContext, k: ObjectKind, namespace: str
   return update(c, k, current(c, k, namespace, name), next, dryRun);
 }
 
-/** `PATCH` of a ConfigMap or Secret: merge, strategic merge (no merge keys in either) or JSON patch. */
+/**
+ * `PATCH` of a ConfigMap or Secret: merge, strategic merge (no merge keys in either), JSON patch, or
+ * server-side apply (`kubectl apply --server-side`), which also creates a missing object.
+ */
 export async function patchObject(c: AppContext, k: ObjectKind, namespace: string, name: string) {
-  const type = patchType(c, ['json', 'merge', 'strategic']);
+  const type = patchType(c, ['json', 'merge', 'strategic', 'apply']);
   const patch = await readBody(c);
   const dryRun = dryRunOf(c);
+  if (type === 'apply') {
+    return serverSideApply(
+      c,
+      asObject(k, patch),
+      namespace,
+      name,
+      {},
+      {
+        current: () =>
+          c.var.store.objects.record(k.kind, namespace, name) ? current(c, k, namespace, name) : undefined,
+        create: (config, manager) => c.json(create(c, k, namespace, config, dryRun, manager, true), 201),
+        update: (old, next, manager) => update(c, k, old, next, dryRun, manager, 'Apply'),
+      },
+    );
+  }
   const old = current(c, k, namespace, name);
   return update(c, k, old, asObject(k, applyPatch(old, type, patch)), dryRun);
 }

@@ -1,11 +1,12 @@
 import { isDeepStrictEqual } from 'node:util';
-import { applyConfig, recordUpdate } from '#lib/kube/managed-fields.ts';
+import { recordUpdate } from '#lib/kube/managed-fields.ts';
 import { invalid, notFound, type StatusCause, StatusError } from '#lib/kube/status.ts';
 import { podSchema } from '#lib/kube/strategic-merge.ts';
 import type { Pod } from '#lib/kube/types.ts';
 import { checkDnsSubdomain } from '#lib/kube/validate.ts';
 import { apiPodDefaults, defaultPod, validatePod } from '#lib/pods/spec/defaults.ts';
 import type { PodRecord } from '#lib/store/pods.ts';
+import { serverSideApply } from './apply.ts';
 import { applyPatch, isObject, patchType, readBody } from './body.ts';
 import type { AppContext } from './env.ts';
 import {
@@ -220,38 +221,20 @@ export async function patchPod(c: AppContext, namespace: string, name: string) {
   const type = patchType(c, ['json', 'merge', 'strategic', 'apply']);
   const patch = await readBody(c);
   const dryRun = dryRunOf(c);
-  const manager = c.req.query('fieldManager') ?? (type === 'apply' ? '' : fieldManagerOf(c));
-  const force = c.req.query('force') === 'true';
   if (type === 'apply') {
-    if (!manager)
-      throw new StatusError(
-        422,
-        'Invalid',
-        'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch',
-        {
-          kind: 'PatchOptions',
-          group: 'meta.k8s.io',
-          causes: [
-            {
-              reason: 'FieldValueRequired',
-              message: 'Required value: is required for apply patch',
-              field: 'fieldManager',
-            },
-          ],
-        },
-      );
-    const config = asPod(patch);
-    checkNames(config.metadata, namespace, name);
-    const rec = c.var.store.pods.record(namespace, name);
-    if (!rec) {
-      config.metadata.name = name;
-      return c.json(create(c, namespace, config, dryRun, manager, true), 201);
-    }
-    refuseForeign('pods', name, rec);
-    const current = c.var.store.pods.get(namespace, name)!;
-    const next = applyConfig(current, config, manager, force, podSchema) as Pod;
-    return c.json(update(c, rec, current, next, dryRun, manager, 'Apply'));
+    let rec: PodRecord | undefined;
+    return serverSideApply(c, asPod(patch), namespace, name, podSchema, {
+      current() {
+        rec = c.var.store.pods.record(namespace, name);
+        if (!rec) return undefined;
+        refuseForeign('pods', name, rec);
+        return c.var.store.pods.get(namespace, name)!;
+      },
+      create: (config, manager) => c.json(create(c, namespace, config, dryRun, manager, true), 201),
+      update: (current, next, manager) => c.json(update(c, rec!, current, next, dryRun, manager, 'Apply')),
+    });
   }
+  const manager = c.req.query('fieldManager') ?? fieldManagerOf(c);
   const { rec, pod } = existing(c, namespace, name);
   refuseForeign('pods', name, rec);
   const next = asPod(applyPatch(pod, type, patch, podSchema));

@@ -119,6 +119,89 @@ t('apply --server-side: create, update, conflict with another manager, --force-c
   ok(await kubectl(agent.url, ['delete', 'pod', 'ssa']));
 });
 
+t('apply --server-side on ConfigMaps and Secrets: create, update, conflict, --force-conflicts', async () => {
+  const file = join(dir, 'cm.yaml');
+  const cm = (value: string, extra = '') =>
+    `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ssa-cm\ndata:\n  mode: ${value}\n${extra}`;
+  writeFileSync(file, cm('fast', '  keep: "1"\n'));
+  assert.match(
+    ok(await kubectl(agent.url, ['apply', '--server-side', '-f', file])),
+    /configmap\/ssa-cm serverside-applied/,
+  );
+  const created = parse(
+    ok(await kubectl(agent.url, ['get', 'cm', 'ssa-cm', '-o', 'yaml', '--show-managed-fields'])),
+  );
+  assert.equal(created.data, { mode: 'fast', keep: '1' });
+  assert.equal(
+    created.metadata.managedFields.map((e: { manager: string; operation: string }) => [
+      e.manager,
+      e.operation,
+    ]),
+    [['kubectl', 'Apply']],
+  );
+  // A field the configuration no longer has goes away; another manager's change is a conflict.
+  writeFileSync(file, cm('fast'));
+  ok(await kubectl(agent.url, ['apply', '--server-side', '-f', file]));
+  ok(await kubectl(agent.url, ['patch', 'cm', 'ssa-cm', '--type=merge', '-p', '{"data":{"mode":"slow"}}']));
+  assert.equal(parse(ok(await kubectl(agent.url, ['get', 'cm', 'ssa-cm', '-o', 'yaml']))).data, {
+    mode: 'slow',
+  });
+  writeFileSync(file, cm('eco'));
+  const conflict = await kubectl(agent.url, ['apply', '--server-side', '-f', file]);
+  assert.is(conflict.code, 1);
+  assert.match(
+    conflict.stderr,
+    /Apply failed with 1 conflict: conflict with "kubectl-patch" using v1: \.data\.mode/,
+  );
+  ok(await kubectl(agent.url, ['apply', '--server-side', '--force-conflicts', '-f', file]));
+  assert.equal(parse(ok(await kubectl(agent.url, ['get', 'cm', 'ssa-cm', '-o', 'yaml']))).data, {
+    mode: 'eco',
+  });
+  ok(await kubectl(agent.url, ['delete', 'cm', 'ssa-cm']));
+
+  const secret = join(dir, 'secret.yaml');
+  writeFileSync(
+    secret,
+    'apiVersion: v1\nkind: Secret\nmetadata:\n  name: ssa-secret\nstringData:\n  token: hunter2\n',
+  );
+  assert.match(
+    ok(await kubectl(agent.url, ['apply', '--server-side', '--field-manager=deployer', '-f', secret])),
+    /secret\/ssa-secret serverside-applied/,
+  );
+  const s = parse(ok(await kubectl(agent.url, ['get', 'secret', 'ssa-secret', '-o', 'yaml'])));
+  assert.is(s.type, 'Opaque');
+  assert.is(Buffer.from(s.data.token, 'base64').toString(), 'hunter2');
+  assert.is(s.stringData, undefined);
+  writeFileSync(
+    secret,
+    'apiVersion: v1\nkind: Secret\nmetadata:\n  name: ssa-secret\n  labels: {tier: edge}\nstringData:\n  token: hunter3\n',
+  );
+  ok(await kubectl(agent.url, ['apply', '--server-side', '--field-manager=deployer', '-f', secret]));
+  const updated = parse(ok(await kubectl(agent.url, ['get', 'secret', 'ssa-secret', '-o', 'yaml'])));
+  assert.is(Buffer.from(updated.data.token, 'base64').toString(), 'hunter3');
+  assert.equal(updated.metadata.labels, { tier: 'edge' });
+  ok(await kubectl(agent.url, ['delete', 'secret', 'ssa-secret']));
+});
+
+t('a manifest ConfigMap cannot be applied through the API: 409 names its file', async () => {
+  agent.store.objects.put(
+    {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'static-cm', namespace: 'default' },
+      data: { a: '1' },
+    },
+    'manifest',
+    '/etc/outpost/manifests/static-cm.yaml',
+  );
+  const file = join(dir, 'static-cm.yaml');
+  writeFileSync(file, 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: static-cm\ndata:\n  a: "2"\n');
+  const r = await kubectl(agent.url, ['apply', '--server-side', '-f', file]);
+  assert.is(r.code, 1);
+  assert.match(r.stderr, /static manifest \/etc\/outpost\/manifests\/static-cm\.yaml/);
+  agent.store.objects.remove('ConfigMap', 'default', 'static-cm');
+});
+
 t('invalid pods are refused with the field at fault; dry runs change nothing', async () => {
   const file = join(dir, 'invalid.yaml');
   writeFileSync(file, manifest('Invalid_Name', 'busybox'));
@@ -166,6 +249,13 @@ for (const minor of [27, 28, 29, 30, 31, 32, 33]) {
       /serverside-applied/,
     );
     ok(await k(['label', 'pod', name, 'minor=x']));
+    const cmFile = join(home, 'cm.yaml');
+    writeFileSync(
+      cmFile,
+      `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}-cm\ndata:\n  a: "1"\n`,
+    );
+    assert.match(ok(await k(['apply', '--server-side', '-f', cmFile])), /serverside-applied/);
+    ok(await k(['delete', 'cm', `${name}-cm`]));
     ok(await k(['run', `${name}-run`, '--image=busybox']));
     ok(await k(['delete', 'pod', name, `${name}-run`]));
     assert.is(agent.store.pods.record('default', name), undefined);
