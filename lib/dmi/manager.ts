@@ -15,7 +15,7 @@ import {
   type PbMapperInfo,
   type PbTwin,
 } from './types.ts';
-import { validateDevice } from './validate.ts';
+import { invalidObject, validateDevice } from './validate.ts';
 
 export interface DeviceManagerOptions {
   store: Store;
@@ -158,7 +158,7 @@ export class DeviceManager {
         reason: 'FieldValueInvalid',
         message: `Invalid value: "${wanted.metadata.namespace}": field is immutable`,
       });
-    if (causes.length) throw invalidDevice(name, causes);
+    if (causes.length) throw invalidObject('Device', name, causes);
     wanted.metadata.name = name;
     wanted.metadata.namespace = namespace;
     const protocol = current.spec.protocol?.protocolName ?? '';
@@ -177,7 +177,7 @@ export class DeviceManager {
         reason: 'FieldValueNotFound',
         message: `Not found: "${modelName}": no such device model in namespace "${namespace}"`,
       });
-    if (causes.length) throw invalidDevice(name, causes);
+    if (causes.length) throw invalidObject('Device', name, causes);
     // Status belongs to the mapper's reports (the status subresource): an edit never changes it.
     wanted.status = current.status ?? {};
     if (current.status === undefined) delete wanted.status;
@@ -229,14 +229,3 @@ export class DeviceManager {
 
 // The spec as JSON would carry it: an explicit undefined is no field.
 const stripUndefined = (v: unknown): unknown => (v === undefined ? undefined : JSON.parse(JSON.stringify(v)));
-
-/** 422 as the API server words it for a custom resource: `Device.devices.kubeedge.io "x" is invalid: ...`. */
-function invalidDevice(name: string, causes: StatusCause[]): StatusError {
-  const list = causes.map((c) => (c.field ? `${c.field}: ${c.message}` : c.message)).join(', ');
-  return new StatusError(422, 'Invalid', `Device.${DEVICE_GROUP} "${name}" is invalid: ${list}`, {
-    name,
-    group: DEVICE_GROUP,
-    kind: 'Device',
-    causes,
-  });
-}

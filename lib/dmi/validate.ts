@@ -1,12 +1,17 @@
-// What the API server (CRD schema) and edgecore (dtcommon.ValidateValue) check on devices and models,
-// plus the checks against the device's model that only the node can make: a desired value must fit
-// the property's type, range and access mode.
-import type { StatusCause } from '#lib/kube/status.ts';
+// What the API server (the CRD schema, lib/kube/device-schema.ts) and edgecore
+// (dtcommon.ValidateValue) check on devices and models, plus the checks against the device's model
+// that only the node can make: a desired value must fit the property's type, range and access mode.
+import { DEVICE_MODEL_SCHEMA, DEVICE_SCHEMA } from '#lib/kube/device-schema.ts';
+import { validateSchema } from '#lib/kube/openapi-validate.ts';
+import { type StatusCause, StatusError } from '#lib/kube/status.ts';
 import { checkDnsLabel, checkDnsSubdomain } from '#lib/kube/validate.ts';
-import { DEVICE_API_VERSION, type Device, type DeviceModel, type ModelProperty } from './types.ts';
-
-const TYPES = ['INT', 'FLOAT', 'DOUBLE', 'STRING', 'BOOLEAN', 'BYTES', 'STREAM'];
-const ACCESS = ['ReadWrite', 'ReadOnly'];
+import {
+  DEVICE_API_VERSION,
+  DEVICE_GROUP,
+  type Device,
+  type DeviceModel,
+  type ModelProperty,
+} from './types.ts';
 
 const required = (field: string): StatusCause => ({
   field,
@@ -52,26 +57,22 @@ function checkMeta(obj: { apiVersion?: string; kind?: string; metadata?: unknown
   return causes;
 }
 
-const cycle = (v: unknown) => v === undefined || (Number.isInteger(v) && (v as number) >= 0);
+const cycle = (v: unknown) => v === undefined || (v as number) >= 0;
 
 /** Problems with a Device, checked against its model when the model is known. */
 export function validateDevice(d: Device, model?: DeviceModel): StatusCause[] {
   const causes = checkMeta(d, 'Device');
+  const schema = validateSchema(DEVICE_SCHEMA, d);
+  // A value of the wrong shape: the checks below would read it as something it is not.
+  if (schema.length) return [...causes, ...schema];
   const spec = d.spec as Device['spec'] | undefined;
-  if (!spec || typeof spec !== 'object' || Array.isArray(spec)) return [...causes, required('spec')];
+  if (!spec) return [...causes, required('spec')];
   if (!spec.protocol?.protocolName) causes.push(required('spec.protocol.protocolName'));
   if (!spec.deviceModelRef?.name) causes.push(required('spec.deviceModelRef.name'));
-  if (spec.properties !== undefined && !Array.isArray(spec.properties)) {
-    return [...causes, bad('spec.properties', spec.properties, 'must be a list')];
-  }
   const byName = new Map((model?.spec.properties ?? []).map((p) => [p.name, p]));
   const seen = new Set<string>();
   (spec.properties ?? []).forEach((p, i) => {
     const field = `spec.properties[${i}]`;
-    if (!p || typeof p !== 'object' || !p.name) {
-      causes.push(required(`${field}.name`));
-      return;
-    }
     if (seen.has(p.name))
       causes.push({
         field: `${field}.name`,
@@ -84,10 +85,6 @@ export function validateDevice(d: Device, model?: DeviceModel): StatusCause[] {
     if (!cycle(p.collectCycle))
       causes.push(bad(`${field}.collectCycle`, p.collectCycle, 'must be a non-negative integer'));
     const desired = p.desired?.value;
-    if (desired !== undefined && typeof desired !== 'string') {
-      causes.push(bad(`${field}.desired.value`, desired, 'must be a string'));
-      return;
-    }
     if (!model) return;
     const mp = byName.get(p.name);
     if (!mp) {
@@ -112,17 +109,13 @@ export function validateDevice(d: Device, model?: DeviceModel): StatusCause[] {
 /** Problems with a DeviceModel. */
 export function validateModel(m: DeviceModel): StatusCause[] {
   const causes = checkMeta(m, 'DeviceModel');
+  const schema = validateSchema(DEVICE_MODEL_SCHEMA, m);
+  if (schema.length) return [...causes, ...schema];
   const spec = m.spec as DeviceModel['spec'] | undefined;
-  if (!spec || typeof spec !== 'object') return [...causes, required('spec')];
-  if (spec.properties !== undefined && !Array.isArray(spec.properties))
-    return [...causes, bad('spec.properties', spec.properties, 'must be a list')];
+  if (!spec) return [...causes, required('spec')];
   const seen = new Set<string>();
   (spec.properties ?? []).forEach((p, i) => {
     const field = `spec.properties[${i}]`;
-    if (!p?.name) {
-      causes.push(required(`${field}.name`));
-      return;
-    }
     if (seen.has(p.name))
       causes.push({
         field: `${field}.name`,
@@ -130,18 +123,21 @@ export function validateModel(m: DeviceModel): StatusCause[] {
         message: `Duplicate value: "${p.name}"`,
       });
     seen.add(p.name);
-    if (p.type !== undefined && !TYPES.includes(String(p.type).toUpperCase()))
-      causes.push({
-        field: `${field}.type`,
-        reason: 'FieldValueNotSupported',
-        message: `Unsupported value: "${p.type}": supported values: ${TYPES.map((t) => `"${t}"`).join(', ')}`,
-      });
-    if (p.accessMode !== undefined && !ACCESS.includes(p.accessMode))
-      causes.push({
-        field: `${field}.accessMode`,
-        reason: 'FieldValueNotSupported',
-        message: `Unsupported value: "${p.accessMode}": supported values: "ReadWrite", "ReadOnly"`,
-      });
   });
   return causes;
+}
+
+/** 422 as the API server words it for a custom resource: `Device.devices.kubeedge.io "x" is invalid: ...`. */
+export function invalidObject(
+  kind: 'Device' | 'DeviceModel',
+  name: string,
+  causes: StatusCause[],
+): StatusError {
+  const list = causes.map((c) => (c.field ? `${c.field}: ${c.message}` : c.message)).join(', ');
+  return new StatusError(422, 'Invalid', `${kind}.${DEVICE_GROUP} "${name}" is invalid: ${list}`, {
+    name,
+    group: DEVICE_GROUP,
+    kind,
+    causes,
+  });
 }

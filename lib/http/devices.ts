@@ -9,6 +9,7 @@ import { applyPatch, isObject, patchType, readBody } from './body.ts';
 import type { AppContext } from './env.ts';
 import type { Listable, Page } from './list.ts';
 import { wantsTable } from './negotiate.ts';
+import { refuseForeign } from './write-options.ts';
 
 // Custom resources index only metadata for field selectors.
 const metadataFields = {
@@ -80,14 +81,17 @@ export function getOne(c: AppContext, kind: 'devices' | 'devicemodels', namespac
   );
 }
 
-function manager(c: AppContext) {
+function manager(c: AppContext, namespace: string, name: string) {
+  // A device the cloud defines is changed there (its spec comes back with every watch event).
+  const rec = c.var.store.devices.record(namespace, name);
+  if (rec?.source === 'cloud') refuseForeign(`devices.${DEVICE_GROUP}`, name, rec);
   if (!c.var.dmi) throw unavailable('device management (DMI) is not running on this node');
   return c.var.dmi;
 }
 
 /** `PUT` of a device (kubectl replace, keadm ctl edit): the whole object, applied through its mapper. */
 export async function putDevice(c: AppContext, namespace: string, name: string) {
-  const dmi = manager(c);
+  const dmi = manager(c, namespace, name);
   const body = await readBody(c, c.req.header('content-type') ?? '');
   if (!isObject(body) || !isObject(body.metadata))
     throw badRequest('the body must be a Device object with metadata');
@@ -100,7 +104,7 @@ export async function putDevice(c: AppContext, namespace: string, name: string) 
  * which for a Device (no merge keys) merges the same way.
  */
 export async function patchDevice(c: AppContext, namespace: string, name: string) {
-  const dmi = manager(c);
+  const dmi = manager(c, namespace, name);
   const type = patchType(c, ['merge', 'strategic', 'json']);
   const patch = await readBody(c, 'application/json');
   if (type !== 'json' && !isObject(patch)) throw badRequest('the patch must be a JSON object');

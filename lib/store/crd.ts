@@ -153,6 +153,21 @@ export class CrdStore<T extends KubeObject & { spec: unknown; status?: unknown }
   }
 
   /**
+   * Stores a new object (a create through the API): generation 1, a uid and the creation time.
+   * Undefined when the name is taken.
+   */
+  create(obj: T, source: Source): T | undefined {
+    return this.sqlite.transaction(() => {
+      const next = this.#canonical(obj);
+      if (this.record(next.metadata.namespace!, next.metadata.name!)) return undefined;
+      next.metadata.uid = randomUUID();
+      next.metadata.creationTimestamp = now8601(this.now());
+      next.metadata.generation = 1;
+      return this.write(next, source, null, {}, 'ADDED');
+    })();
+  }
+
+  /**
    * Replaces the object's metadata and spec (status is kept), bumping metadata.generation when the
    * spec changed. Returns the stored object, unchanged (and unwritten) when nothing differs.
    */

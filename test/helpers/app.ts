@@ -17,3 +17,21 @@ export function testApp(extra: Partial<AppDeps> = {}): { app: ReturnType<typeof 
   });
   return { app, store };
 }
+
+/** A JSON request through app.request(): the status code and the parsed body. */
+export function jsonCaller(app: ReturnType<typeof createApp>) {
+  return async (
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = { 'content-type': 'application/json' },
+  ) => {
+    const res = await app.request(path, {
+      method,
+      headers,
+      ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+    });
+    // biome-ignore lint/suspicious/noExplicitAny: test bodies are read loosely.
+    return { code: res.status, body: (await res.json()) as Record<string, any> };
+  };
+}

@@ -1,3 +1,4 @@
+import { deleteDeviceObject } from '#lib/http/device-writes.ts';
 import { getOne, patchDevice, putDevice } from '#lib/http/devices.ts';
 import { factory } from '#lib/http/factory.ts';
 import { param } from '#lib/http/params.ts';
@@ -10,3 +11,8 @@ export const PUT = factory.createHandlers((c) => putDevice(c, param(c, 'ns'), pa
 
 /** Patches a device (kubectl edit, kubectl patch); applied through its mapper before it is stored. */
 export const PATCH = factory.createHandlers((c) => patchDevice(c, param(c, 'ns'), param(c, 'name')));
+
+/** Deletes a device made through the API (the mapper is told with RemoveDevice). */
+export const DELETE = factory.createHandlers((c) =>
+  deleteDeviceObject(c, 'Device', param(c, 'ns'), param(c, 'name')),
+);
