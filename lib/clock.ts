@@ -110,6 +110,25 @@ export function withTimeout<T>(clock: Clock, p: Promise<T>, ms: number): Promise
   });
 }
 
+/**
+ * Resolves after `ms`, or at once when `signal` aborts or `wake` settles, whichever comes first;
+ * never rejects (callers that must stop on abort check the signal). Its timer and abort listener
+ * are removed as soon as it resolves, so a sleep raced against other work leaves nothing behind.
+ */
+export function sleep(ms: number, signal?: AbortSignal, wake?: Promise<unknown>): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const done = () => {
+      clearTimeout(t);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const t = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+    wake?.then(done, done);
+  });
+}
+
 /** Resolves after already-queued promise callbacks have run (a few macrotask turns, no sleeping). */
 export async function settle(turns = 5): Promise<void> {
   for (let i = 0; i < turns; i++) await new Promise<void>((resolve) => setImmediate(resolve));

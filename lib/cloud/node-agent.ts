@@ -3,6 +3,7 @@
 // instead of reading it every 10 s (one request per 5-10 minutes), and patch node status only
 // when something changed or every 5 minutes. Each online session runs the three loops; the link
 // going offline ends the session and the next starts once the reconnector gets an answer.
+import { sleep } from '#lib/clock.ts';
 import { ApiError, type CloudContext } from './context.ts';
 import { readHost } from './host.ts';
 import { type LeaseKeeper, newLeaseKeeper } from './lease.ts';
@@ -42,18 +43,6 @@ export interface NodeAgentOptions {
 }
 
 class NodeDeleted extends Error {}
-
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    if (signal.aborted) return resolve();
-    const t = setTimeout(done, ms);
-    function done() {
-      clearTimeout(t);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 
 /** The node side of the cloud link. */
 export class NodeAgent {

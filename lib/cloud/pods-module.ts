@@ -1,4 +1,5 @@
 import { setMaxListeners } from 'node:events';
+import { sleep } from '#lib/clock.ts';
 import type { Store } from '#lib/store/index.ts';
 import type { ModuleContext, ModuleSpec } from '#lib/supervisor/modules.ts';
 import { LinkError } from './api.ts';
@@ -11,27 +12,12 @@ import { CloudPodSource } from './pod-source.ts';
 import { Reflector } from './reflector.ts';
 import { TokenManager } from './tokens.ts';
 
-/** Resolves after `ms`, or rejects when `signal` aborts. */
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const t = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(t);
-      reject(signal.reason);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-}
-
 /** What cloud sync code does after a failure: wait for the link, then back off (jittered). */
 export function linkPause(ctx: CloudContext) {
   return async (attempt: number, signal: AbortSignal): Promise<void> => {
     await ctx.link.waitOnline(signal);
     await sleep(reconnectDelay(attempt), signal);
+    signal.throwIfAborted();
   };
 }
 
@@ -68,7 +54,7 @@ export async function runOutboxSender(
       try {
         await sender.drain();
         attempt = 0;
-        await Promise.race([pushed, sleep(60_000, signal)]);
+        await sleep(60_000, signal, pushed);
       } catch (err) {
         if (signal.aborted) return;
         // An HTTP answer asking to wait (429, 5xx): back off; no answer: the link is offline.
@@ -99,7 +85,7 @@ async function runTokens(
       try {
         await tokens.refresh();
         attempt = 0;
-        await Promise.race([changed, sleep(30_000, signal)]);
+        await sleep(30_000, signal, changed);
       } catch (err) {
         if (signal.aborted) return;
         ctx.log.debug({ err }, 'token refresh failed; retrying');

@@ -1,19 +1,9 @@
 // While the link is offline, one loop asks the API server's /readyz with the jittered 0.5-5 s
 // backoff; its first 200 puts the link back online, which wakes every watch and the lease at once.
 // One prober instead of each loop retrying on its own keeps a cut-off fleet's reconnect traffic low.
+import { sleep } from '#lib/clock.ts';
 import { reconnectDelay } from './backoff.ts';
 import type { CloudContext } from './context.ts';
-
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const done = () => {
-      clearTimeout(t);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const t = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
 
 /** Runs until `signal` aborts: probes while offline, idles while online. */
 export async function runReconnector(

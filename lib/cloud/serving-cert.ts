@@ -7,7 +7,7 @@
 import { X509Certificate } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Clock } from '#lib/clock.ts';
+import { type Clock, sleep } from '#lib/clock.ts';
 import type { Logger } from '#lib/log.ts';
 import { ApiError, type CloudContext } from './context.ts';
 import { type AltNames, certificateRequest, newKey, selfSignedCertificate } from './x509.ts';
@@ -36,18 +36,6 @@ export interface ServingCertOptions {
   /** Fraction of the lifetime after which a new certificate is requested (default 0.7-0.9, random). */
   rotateAt?: number;
 }
-
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    if (signal.aborted) return resolve();
-    const done = () => {
-      clearTimeout(t);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const t = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
 
 interface Csr {
   metadata: { name: string };

@@ -1,6 +1,7 @@
+import { getEventListeners } from 'node:events';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ManualClock, withTimeout } from '#lib/clock.ts';
+import { ManualClock, sleep, withTimeout } from '#lib/clock.ts';
 
 test('advance fires due timers in due-time order, ties in creation order', () => {
   const clock = new ManualClock(1000);
@@ -49,6 +50,32 @@ test('withTimeout rejects on the injected clock and clears its timer on success'
   assert.is(await outcome, 'timed out after 100 ms');
   assert.is(await withTimeout(clock, Promise.resolve(7), 100), 7);
   assert.is(clock.pending, 0);
+});
+
+const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+
+test('sleep raced against other work leaves no abort listener and no timer behind', async () => {
+  const signal = new AbortController().signal;
+  const before = timers();
+  // What the outbox sender does on every push: a 60 s sleep that something else ends.
+  for (let i = 0; i < 200; i++) await sleep(60_000, signal, Promise.resolve());
+  assert.is(getEventListeners(signal, 'abort').length, 0);
+  assert.ok(timers() < before + 200, `${timers() - before} timers left`);
+  await sleep(60_000, signal, Promise.reject(new Error('ended by a failure'))); // never rejects
+  assert.is(getEventListeners(signal, 'abort').length, 0);
+});
+
+test('sleep resolves on time, at abort, and at once on an aborted signal; listeners removed', async () => {
+  const ac = new AbortController();
+  await sleep(1, ac.signal);
+  assert.is(getEventListeners(ac.signal, 'abort').length, 0);
+  const long = sleep(60_000, ac.signal);
+  assert.is(getEventListeners(ac.signal, 'abort').length, 1);
+  ac.abort();
+  await long;
+  assert.is(getEventListeners(ac.signal, 'abort').length, 0);
+  await sleep(60_000, ac.signal);
+  await sleep(1);
 });
 
 test.run();

@@ -4,6 +4,7 @@
 import { randomBytes, X509Certificate } from 'node:crypto';
 import { chmodSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { sleep } from '#lib/clock.ts';
 import { ApiError, type CloudContext } from '../context.ts';
 import { certificateRequest, newKey } from '../x509.ts';
 
@@ -33,19 +34,6 @@ export function pkiPaths(dataDir: string) {
     kubeconfig: join(dir, 'kubeconfig'),
   };
 }
-
-const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve, reject) => {
-    const t = setTimeout(resolve, ms);
-    signal?.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(t);
-        reject(signal.reason);
-      },
-      { once: true },
-    );
-  });
 
 /**
  * A fresh P-256 key (SEC1 PEM, `EC PRIVATE KEY`, what kubelet writes) and a PKCS#10 request for the
@@ -111,6 +99,7 @@ export async function requestNodeCertificate(
         `certificate signing request ${name} was not approved within ${Math.round((o.timeoutMs ?? 900_000) / 1000)} s (approve it: kubectl certificate approve ${name})`,
       );
     await sleep(1_000, o.signal);
+    o.signal?.throwIfAborted();
   }
 }
 
