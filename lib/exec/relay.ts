@@ -70,8 +70,10 @@ export function relayExec(
     end(err && `error relaying to the container runtime's streaming server: ${err.message}`);
   };
 
-  client.on('message', (data: Buffer, isBinary) => {
-    if (!isBinary || data.length === 0) return;
+  // Text frames carry the same channel byte and payload as binary ones (kubelet reads both alike);
+  // the Python client's write_stdin("...") sends text.
+  client.on('message', (data: Buffer) => {
+    if (data.length === 0) return;
     const payload = data.subarray(1);
     switch (data[0]) {
       case STDIN:
