@@ -20,7 +20,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { CriClient } from '#lib/cri/client.ts';
 import { startTestAgent, type TestAgent } from '../helpers/agent.ts';
-import { labOrSkip, waitFor } from '../helpers/lab.ts';
+import { labOrSkip, removeSandboxes, waitFor } from '../helpers/lab.ts';
 
 const lab = await labOrSkip('test/e2e/client-node.test.ts');
 if (lab) {
@@ -182,7 +182,11 @@ if (lab) {
       assert.is(status.reason, 'NonZeroExitCode');
       assert.equal(status.details?.causes, [{ reason: 'ExitCode', message: '3' }]);
 
-      const deleted = await core.deleteNamespacedPod({ name: 'talker', namespace: ns, gracePeriodSeconds: 0 });
+      const deleted = await core.deleteNamespacedPod({
+        name: 'talker',
+        namespace: ns,
+        gracePeriodSeconds: 0,
+      });
       assert.is(deleted.metadata?.name, 'talker');
       const gone = await waitFor(
         async () => (await core.readNamespacedPod({ name: 'talker', namespace: ns }).catch(code)) === 404,
@@ -236,9 +240,7 @@ if (lab) {
 
   test.after(async () => {
     await agent.stop();
-    for (const s of await cri.listPodSandbox()) {
-      if (s.labels['io.kubernetes.pod.namespace'] === ns) await cri.removePodSandbox(s.id).catch(() => {});
-    }
+    await removeSandboxes(cri, ns);
     cri.close();
     rmSync(dir, { recursive: true, force: true });
     await lab.stop();

@@ -9,7 +9,7 @@ import * as assert from 'uvu/assert';
 import { WebSocket } from 'ws';
 import { CriClient } from '#lib/cri/client.ts';
 import { kubectl, outpost, type Run, run, startTestAgent, type TestAgent } from '../helpers/agent.ts';
-import { labOrSkip, waitFor } from '../helpers/lab.ts';
+import { labOrSkip, removeSandboxes, waitFor } from '../helpers/lab.ts';
 
 const lab = await labOrSkip('test/e2e/exec.test.ts');
 if (lab) {
@@ -466,9 +466,7 @@ if (lab) {
 
   test.after(async () => {
     await agent.stop();
-    for (const s of await cri.listPodSandbox()) {
-      if (s.labels['io.kubernetes.pod.namespace'] === ns) await cri.removePodSandbox(s.id).catch(() => {});
-    }
+    await removeSandboxes(cri, ns);
     cri.close();
     rmSync(dir, { recursive: true, force: true });
     rmSync(home, { recursive: true, force: true });

@@ -8,7 +8,7 @@ import { CriClient } from '#lib/cri/client.ts';
 import type { Pod } from '#lib/kube/types.ts';
 import { nodeIP } from '#lib/pods/runtime/node-ip.ts';
 import { kubectl, startTestAgent, type TestAgent } from '../helpers/agent.ts';
-import { labOrSkip, waitFor } from '../helpers/lab.ts';
+import { labOrSkip, removeSandboxes, waitFor } from '../helpers/lab.ts';
 
 const lab = await labOrSkip('test/e2e/pods.test.ts');
 if (lab) {
@@ -192,9 +192,7 @@ if (lab) {
 
   test.after(async () => {
     await agent.stop();
-    for (const s of await cri.listPodSandbox()) {
-      if (s.labels['io.kubernetes.pod.namespace'] === ns) await cri.removePodSandbox(s.id).catch(() => {});
-    }
+    await removeSandboxes(cri, ns);
     cri.close();
     rmSync(dir, { recursive: true, force: true });
     await lab.stop();

@@ -1,5 +1,6 @@
 // Shared set-up of the end-to-end suites: the containerd lab, or a skip (a failure under CI=true).
 import { test } from 'uvu';
+import type { CriClient } from '#lib/cri/client.ts';
 import { type Lab, type LabOptions, startLab } from '../../scripts/lab.ts';
 
 export const ci = Boolean(process.env.CI) && process.env.CI !== 'false';
@@ -28,4 +29,11 @@ export async function waitFor<T>(fn: () => T | Promise<T>, timeoutMs = 20_000, e
     last = await fn();
   }
   return last;
+}
+
+/** Removes every pod sandbox a suite left in namespace `ns` of the lab's runtime (its clean-up). */
+export async function removeSandboxes(cri: CriClient, ns: string): Promise<void> {
+  for (const s of await cri.listPodSandbox()) {
+    if (s.labels['io.kubernetes.pod.namespace'] === ns) await cri.removePodSandbox(s.id).catch(() => {});
+  }
 }
