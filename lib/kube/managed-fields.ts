@@ -135,7 +135,10 @@ export function recordUpdate(
   const after = leaves(next, schema);
   const changed = new Set<string>();
   for (const [p, v] of after) if (!before.has(p) || !isDeepStrictEqual(before.get(p), v)) changed.add(p);
-  const entries = (old ? entriesOf(old) : []).map((e) => ({ ...e }));
+  // An Apply onto an existing object comes with applyConfig's entries (its own one set to the config).
+  const entries = (operation === 'Apply' && old ? entriesOf(next) : old ? entriesOf(old) : []).map((e) => ({
+    ...e,
+  }));
   // Fields that no longer exist are owned by no one.
   for (const e of entries) {
     const owned = [...fromFieldsV1(e.fieldsV1)].filter(

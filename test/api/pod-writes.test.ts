@@ -207,6 +207,12 @@ t(
     );
     assert.is(forced.code, 200);
     assert.is(forced.body.spec.containers[0].image, 'busybox:1.38');
+    // The taker's Apply entry is kept, owning the image it took over (found by the differential suite).
+    const taker = (
+      forced.body.metadata.managedFields as { manager: string; operation: string; fieldsV1: any }[]
+    ).find((e) => e.manager === 'other');
+    assert.is(taker?.operation, 'Apply');
+    assert.ok(taker?.fieldsV1['f:spec']?.['f:containers']?.['k:{"name":"main"}']?.['f:image']);
     const noManager = await call('PATCH', `${base}/web`, yaml('busybox:1.38'), apply);
     assert.is(noManager.code, 422);
   },
