@@ -7,6 +7,9 @@ export interface ApiResource {
   verbs: string[];
   shortNames?: string[];
   categories?: string[];
+  /** A subresource whose kind lives in another group (pods/eviction: policy/v1 Eviction). */
+  group?: string;
+  version?: string;
 }
 
 /** What Outpost serves in the core group, as `/api/v1` advertises it to kubectl. */
@@ -54,7 +57,15 @@ export const coreResources: ApiResource[] = [
     shortNames: ['po'],
     categories: ['all'],
   },
-  { name: 'pods/eviction', singularName: '', namespaced: true, kind: 'Eviction', verbs: ['create'] },
+  {
+    name: 'pods/eviction',
+    singularName: '',
+    namespaced: true,
+    group: 'policy',
+    version: 'v1',
+    kind: 'Eviction',
+    verbs: ['create'],
+  },
   { name: 'pods/exec', singularName: '', namespaced: true, kind: 'PodExecOptions', verbs: ['create', 'get'] },
   { name: 'pods/log', singularName: '', namespaced: true, kind: 'Pod', verbs: ['get'] },
   { name: 'pods/status', singularName: '', namespaced: true, kind: 'Pod', verbs: ['get', 'patch', 'update'] },

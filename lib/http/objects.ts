@@ -193,8 +193,12 @@ function store(
   const causes = [...checkDnsSubdomain(name, 'metadata.name'), ...k.validate(obj, old)];
   if (causes.length) throw invalid(k.kind, name, causes);
   recordUpdate(old, obj, manager, op, c.var.now(), {}, config);
-  if (dryRun)
-    return { ...obj, metadata: { ...obj.metadata, resourceVersion: old?.metadata.resourceVersion ?? '0' } };
+  // A dry-run create has no resourceVersion yet, as on the API server; a dry-run update keeps the old one.
+  if (dryRun) {
+    const { resourceVersion: _, ...metadata } = obj.metadata;
+    const rv = old?.metadata.resourceVersion;
+    return { ...obj, metadata: rv ? { ...metadata, resourceVersion: rv } : metadata };
+  }
   c.var.store.objects.put(obj, 'api');
   return c.var.store.objects.get(k.kind, namespace, name)!;
 }
@@ -290,7 +294,7 @@ export async function patchObject(c: AppContext, k: ObjectKind, namespace: strin
   return update(c, k, old, asObject(k, applyPatch(old, type, patch)), dryRun);
 }
 
-/** `DELETE` of a ConfigMap or Secret: the object as it was. */
+/** `DELETE` of a ConfigMap or Secret: a `Success` Status naming it, as the API server answers for these kinds. */
 export async function deleteObject(c: AppContext, k: ObjectKind, namespace: string, name: string) {
   const opts = await deleteOptions(c);
   const obj = current(c, k, namespace, name);
@@ -306,7 +310,13 @@ export async function deleteObject(c: AppContext, k: ObjectKind, namespace: stri
       { name, kind: k.resource },
     );
   if (!opts.dryRun) c.var.store.objects.remove(k.kind, namespace, name);
-  return c.json(obj);
+  return c.json({
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Success',
+    details: { name, kind: k.resource, uid: obj.metadata.uid },
+  });
 }
 
 /** deletecollection of ConfigMaps or Secrets by selectors; all or nothing when one is not API-owned. */

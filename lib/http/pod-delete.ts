@@ -75,8 +75,14 @@ export function deletePod(c: AppContext, rec: PodRecord, pod: Pod, opts: DeleteO
   const grace = Math.max(0, opts.gracePeriodSeconds ?? Number(pod.spec.terminationGracePeriodSeconds ?? 30));
   const finished = pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed';
   const immediate = grace === 0 || finished || !c.var.cri;
+  // Removed at once, the answer still carries the deletion marks with a zero grace period, as the
+  // API server's (it marks every pod before it removes it).
+  const removed = (): Pod => ({
+    ...pod,
+    metadata: { ...pod.metadata, deletionTimestamp: timestamp(c.var.now()), deletionGracePeriodSeconds: 0 },
+  });
   if (opts.dryRun) {
-    if (immediate) return pod;
+    if (immediate) return removed();
     return {
       ...pod,
       metadata: {
@@ -88,7 +94,7 @@ export function deletePod(c: AppContext, rec: PodRecord, pod: Pod, opts: DeleteO
   }
   if (immediate) {
     store.pods.remove(rec.namespace, rec.name);
-    return pod;
+    return removed();
   }
   store.pods.markDeleting(rec.namespace, rec.name, grace);
   return store.pods.get(rec.namespace, rec.name) ?? pod;

@@ -12,21 +12,39 @@ export const writeQuery = z.object({
   pretty: z.string().optional(),
 });
 
-/** Whether the call is a dry run; the only dry-run value the API server knows is `All`. */
-export function isDryRun(values: readonly string[] | undefined): boolean {
+/** The options kind a verb's query parameters are validated as (named in a 422's message). */
+const OPTIONS_KIND: Record<string, string> = {
+  POST: 'CreateOptions',
+  PUT: 'UpdateOptions',
+  PATCH: 'PatchOptions',
+  DELETE: 'DeleteOptions',
+};
+
+/**
+ * Whether the call is a dry run; the only dry-run value the API server knows is `All`, and any
+ * other is 422 Invalid on its options kind, as kube-apiserver answers.
+ */
+export function isDryRun(values: readonly string[] | undefined, method = 'POST'): boolean {
   if (!values?.length) return false;
-  for (const v of values) {
-    if (v !== 'All') throw badRequest(`dryRun: Unsupported value: "${v}": supported values: "All"`);
+  const bad = values.filter((v) => v !== 'All');
+  if (bad.length) {
+    const kind = OPTIONS_KIND[method] ?? 'CreateOptions';
+    const message = `Unsupported value: []string{${bad.map((v) => JSON.stringify(v)).join(', ')}}: supported values: "All"`;
+    throw new StatusError(422, 'Invalid', `${kind}.meta.k8s.io "" is invalid: dryRun: ${message}`, {
+      group: 'meta.k8s.io',
+      kind,
+      causes: [{ reason: 'FieldValueNotSupported', message, field: 'dryRun' }],
+    });
   }
   return true;
 }
 
 /** `dryRun` from the query string (repeatable) or from a DeleteOptions body. */
 export const dryRunOf = (c: AppContext, body?: { dryRun?: unknown }): boolean =>
-  isDryRun([
-    ...(c.req.queries('dryRun') ?? []),
-    ...(Array.isArray(body?.dryRun) ? (body.dryRun as string[]) : []),
-  ]);
+  isDryRun(
+    [...(c.req.queries('dryRun') ?? []), ...(Array.isArray(body?.dryRun) ? (body.dryRun as string[]) : [])],
+    c.req.method,
+  );
 
 /**
  * The field manager of a write: the `fieldManager` parameter, else the user agent's program name

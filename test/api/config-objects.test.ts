@@ -49,6 +49,15 @@ u(
     assert.is(bad.status, 422);
     const del = await app.request(`${base}/cfg`, { method: 'DELETE' });
     assert.is(del.status, 200);
+    const gone = (await del.json()) as {
+      kind: string;
+      status: string;
+      details: { name: string; kind: string };
+    };
+    assert.equal(
+      [gone.kind, gone.status, gone.details.name, gone.details.kind],
+      ['Status', 'Success', 'cfg', 'configmaps'],
+    );
     assert.is((await app.request(`${base}/cfg`)).status, 404);
     const reader = watch.body!.getReader();
     const seen: string[] = [];

@@ -97,7 +97,8 @@ t('generateName and dryRun=All', async () => {
   assert.is(dry.body.metadata.name, 'dry');
   assert.is(store.pods.record('default', 'dry'), undefined);
   const wrong = await call('POST', `${base}?dryRun=Some`, pod('dry'));
-  assert.is(wrong.code, 400);
+  assert.is(wrong.code, 422);
+  assert.is(wrong.body.details.causes[0].field, 'dryRun');
 });
 
 t('PUT changes an image; other spec fields are immutable (422); a stale resourceVersion is 409', async () => {
@@ -209,7 +210,11 @@ t(
     assert.is(forced.body.spec.containers[0].image, 'busybox:1.38');
     // The taker's Apply entry is kept, owning the image it took over (found by the differential suite).
     const taker = (
-      forced.body.metadata.managedFields as { manager: string; operation: string; fieldsV1: any }[]
+      forced.body.metadata.managedFields as {
+        manager: string;
+        operation: string;
+        fieldsV1: Record<string, Record<string, Record<string, Record<string, unknown>>>>;
+      }[]
     ).find((e) => e.manager === 'other');
     assert.is(taker?.operation, 'Apply');
     assert.ok(taker?.fieldsV1['f:spec']?.['f:containers']?.['k:{"name":"main"}']?.['f:image']);

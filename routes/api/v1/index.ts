@@ -4,7 +4,8 @@ import { NO_CACHE } from '#lib/http/negotiate.ts';
 
 export const GET = factory.createHandlers((c) =>
   c.json(
-    { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: 'v1', resources: coreResources },
+    // The core group's list has no apiVersion on kube-apiserver (the named groups' lists do).
+    { kind: 'APIResourceList', groupVersion: 'v1', resources: coreResources },
     200,
     NO_CACHE,
   ),
