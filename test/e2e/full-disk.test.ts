@@ -146,6 +146,7 @@ if (!lab || mounted?.status !== 0) {
     cri.close();
     if (spawnSync('umount', [mnt]).status !== 0) spawnSync('umount', ['-l', mnt]);
     rmSync(dir, { recursive: true, force: true });
+    await lab.stop();
   });
 }
 test.run();

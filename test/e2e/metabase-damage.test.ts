@@ -186,6 +186,7 @@ if (lab) {
     }
     cri.close();
     rmSync(dir, { recursive: true, force: true });
+    await lab.stop();
   });
 }
 test.run();
