@@ -440,6 +440,9 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
     );
     // Pods bound to the node, the objects they use, and the outbox back to the cloud.
     supervisor.register(cloudPodsModule(cloud, store));
+    // KubeEdge devices bound to the node, when the cluster has the CRDs and lets the node read them.
+    const { cloudDevicesModule } = await import('#lib/cloud/devices-module.ts');
+    supervisor.register(cloudDevicesModule(cloud, store));
   }
   supervisor.start();
   const snapshots =

@@ -6,7 +6,7 @@ import { GoneError, type ListWatch, type WatchEvent } from './reflector.ts';
 /**
  * List and watch one collection through the cloud context's transport: `path` is the collection
  * (`/api/v1/pods`, `/api/v1/namespaces/demo/configmaps`), `fieldSelector` narrows it as the Node
- * authorizer requires (`spec.nodeName=edge-1`, `metadata.name=app-config`).
+ * authorizer requires (`spec.nodeName=edge-1`, `metadata.name=app-config`); empty: the whole collection.
  */
 export function httpListWatch(ctx: CloudContext, path: string, fieldSelector: string): ListWatch {
   return {
@@ -20,7 +20,11 @@ export function httpListWatch(ctx: CloudContext, path: string, fieldSelector: st
           items?: KubeObject[];
           metadata: { resourceVersion: string; continue?: string };
         }>(path, {
-          query: { fieldSelector, limit: 500, ...(cont ? { continue: cont } : { resourceVersion: '0' }) },
+          query: {
+            fieldSelector: fieldSelector || undefined,
+            limit: 500,
+            ...(cont ? { continue: cont } : { resourceVersion: '0' }),
+          },
         });
         items.push(...(page.items ?? []));
         resourceVersion = page.metadata.resourceVersion;
@@ -34,7 +38,7 @@ export function httpListWatch(ctx: CloudContext, path: string, fieldSelector: st
           watch: true,
           allowWatchBookmarks: true,
           resourceVersion,
-          fieldSelector,
+          fieldSelector: fieldSelector || undefined,
           // Spread like kubelet's 5-10 minutes, so a fleet's watches do not restart in step.
           timeoutSeconds: 300 + Math.floor(Math.random() * 300),
         },

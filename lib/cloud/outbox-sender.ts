@@ -10,6 +10,7 @@ import {
   type ApiResponse,
   isRetryable,
   LinkError,
+  MERGE_PATCH,
   STRATEGIC_MERGE,
   statusMessage,
 } from './api.ts';
@@ -208,8 +209,12 @@ export class OutboxSender {
   }
 
   async #deviceStatus(e: OutboxEntry, d: OutboxDeviceStatus): Promise<void> {
-    const path = `/apis/devices.kubeedge.io/v1beta1/namespaces/${d.namespace}/devices/${d.name}/status`;
-    const r = await this.#call('PATCH', path, { status: d.status }, 'application/merge-patch+json');
+    const path = `/apis/devices.kubeedge.io/v1beta1/namespaces/${d.namespace}/devices/${d.name}`;
+    const patch = { status: d.status };
+    let r = await this.#call('PATCH', `${path}/status`, patch, MERGE_PATCH);
+    // A CRD without the status subresource (upstream KubeEdge's) takes status on the object itself;
+    // 404 there too: the device is gone.
+    if (r.status === 404) r = await this.#call('PATCH', path, patch, MERGE_PATCH);
     if (r.status >= 300 && r.status !== 404) this.#drop(e, r, 'device status');
   }
 

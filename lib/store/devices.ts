@@ -1,7 +1,8 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Metabase } from '#db/open.ts';
 import { DEVICE_API_VERSION, type Device, type DeviceModel, type Twin } from '#lib/kube/devices.ts';
-import { CrdStore } from './crd.ts';
+import { type CrdRecord, CrdStore } from './crd.ts';
+import type { OutboxStore } from './outbox.ts';
 import type { ResourceVersions } from './resource-version.ts';
 import type { WatchHub } from './watch-hub.ts';
 
@@ -10,7 +11,15 @@ const ONLINE = new Set(['ok', 'online', 'running', 'connected']);
 
 /** Devices (devices.kubeedge.io/v1beta1): desired spec from manifests or edits, status from mappers. */
 export class DeviceStore extends CrdStore<Device> {
-  constructor(mb: Metabase, rv: ResourceVersions, hub: WatchHub, now: () => number = Date.now) {
+  readonly #outbox: OutboxStore | undefined;
+
+  constructor(
+    mb: Metabase,
+    rv: ResourceVersions,
+    hub: WatchHub,
+    now: () => number = Date.now,
+    outbox?: OutboxStore,
+  ) {
     super(mb, rv, hub, now, {
       table: 'devices',
       resource: 'devices',
@@ -21,6 +30,24 @@ export class DeviceStore extends CrdStore<Device> {
         model: d.spec.deviceModelRef?.name ?? null,
       }),
     });
+    this.#outbox = outbox;
+  }
+
+  /**
+   * Writes a reported status; a cloud device's status also goes to the outbox in the same
+   * transaction (the cloud gets the latest one, on the status subresource).
+   */
+  #writeStatus(device: Device, rec: CrdRecord<Device>): Device {
+    const written = this.write(device, rec.source, rec.origin, rec.book, 'MODIFIED');
+    if (rec.source === 'cloud') {
+      const { namespace = 'default', name = '' } = written.metadata;
+      this.#outbox?.push('device-status', `${namespace}/${name}`, {
+        namespace,
+        name,
+        status: written.status,
+      });
+    }
+    return written;
   }
 
   /**
@@ -46,7 +73,7 @@ export class DeviceStore extends CrdStore<Device> {
       if (isDeepStrictEqual(next, before)) return { device: rec.object, before };
       const device = structuredClone(rec.object);
       device.status = { ...device.status, twins: next };
-      return { device: this.write(device, rec.source, rec.origin, rec.book, 'MODIFIED'), before };
+      return { device: this.#writeStatus(device, rec), before };
     })();
   }
 
@@ -65,7 +92,7 @@ export class DeviceStore extends CrdStore<Device> {
       device.status = { ...device.status, state };
       if (ONLINE.has(state.toLowerCase()))
         device.status.lastOnlineTime = new Date(this.now()).toISOString().replace(/\.\d+Z$/, 'Z');
-      return { device: this.write(device, rec.source, rec.origin, rec.book, 'MODIFIED'), before };
+      return { device: this.#writeStatus(device, rec), before };
     })();
   }
 }

@@ -43,7 +43,7 @@ export function createStore(metabase: Metabase, opts: { host: string; now?: () =
     pods: new PodStore(metabase, rv, hub, now, outbox),
     events: new EventStore(metabase, rv, hub, { host: opts.host, now, outbox }),
     objects: new ObjectStore(metabase, rv, hub, now),
-    devices: new DeviceStore(metabase, rv, hub, now),
+    devices: new DeviceStore(metabase, rv, hub, now, outbox),
     deviceModels: new DeviceModelStore(metabase, rv, hub, now),
     mappers: new MapperStore(metabase, now),
     audit: new AuditStore(metabase),

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { type Agent, type AgentOptions, startAgent } from '#lib/agent.ts';
 import { systemClock } from '#lib/clock.ts';
 import { resolveServeConfig } from '#lib/config.ts';
-import { silentLogger } from '#lib/log.ts';
+import { type Logger, silentLogger } from '#lib/log.ts';
 
 export interface TestAgent extends Agent {
   dataDir: string;
@@ -22,6 +22,8 @@ export async function startTestAgent(
     runtimeEndpoint?: string;
     /** Further serve flags (tokensFile, tlsCert, listen, ...). */
     flags?: Record<string, unknown>;
+    /** The agent's logger (default: silent). */
+    log?: Logger;
     /** Runtime discovery settings (candidates, unreachable grace period). */
     agent?: Pick<AgentOptions, 'runtimeCandidates' | 'runtimeUnreachableGraceMs'>;
   } = {},
@@ -42,7 +44,7 @@ export async function startTestAgent(
     {},
   );
   const clock = opts.now ? { ...systemClock, now: opts.now } : systemClock;
-  const agent = await startAgent(config, silentLogger, {
+  const agent = await startAgent(config, opts.log ?? silentLogger, {
     clock,
     runPods: opts.runtimeEndpoint !== undefined,
     ...opts.agent,
@@ -130,4 +132,26 @@ export function outpost(args: string[], opts: Parameters<typeof run>[2] = {}): P
     ['--import', 'tsx', join(import.meta.dirname, '../../bin/outpost.ts'), ...args],
     opts,
   );
+}
+
+export interface LogLine {
+  level: 'debug' | 'info' | 'warn' | 'error';
+  msg: string | undefined;
+  fields: Record<string, unknown>;
+}
+
+/** A logger that keeps every line (with its child bindings) in `lines`, for tests that read logs. */
+export function captureLogger(lines: LogLine[], bindings: Record<string, unknown> = {}): Logger {
+  const at =
+    (level: LogLine['level']) =>
+    (obj: object, msg?: string): void => {
+      lines.push({ level, msg, fields: { ...bindings, ...obj } });
+    };
+  return {
+    debug: at('debug'),
+    info: at('info'),
+    warn: at('warn'),
+    error: at('error'),
+    child: (b) => captureLogger(lines, { ...bindings, ...b }),
+  };
 }
