@@ -9,7 +9,8 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSy
 import { join } from 'node:path';
 import { type Clock, sleep } from '#lib/clock.ts';
 import type { Logger } from '#lib/log.ts';
-import { ApiError, type CloudContext } from './context.ts';
+import type { CloudContext } from './context.ts';
+import { requestCertificate } from './csr.ts';
 import { type AltNames, certificateRequest, newKey, selfSignedCertificate } from './x509.ts';
 
 export const KUBELET_SERVING_SIGNER = 'kubernetes.io/kubelet-serving';
@@ -35,11 +36,6 @@ export interface ServingCertOptions {
   pollMs?: number;
   /** Fraction of the lifetime after which a new certificate is requested (default 0.7-0.9, random). */
   rotateAt?: number;
-}
-
-interface Csr {
-  metadata: { name: string };
-  status?: { certificate?: string; conditions?: { type: string; reason?: string; message?: string }[] };
 }
 
 /** The node API's serving certificate and its renewal loop. */
@@ -127,7 +123,6 @@ export class ServingCertificate {
       try {
         await this.#o.ctx.link.waitOnline(signal);
         const pair = await this.#request(signal);
-        if (!pair) continue;
         this.#pair = pair;
         this.#save(pair);
         this.#o.onChange(pair);
@@ -142,51 +137,23 @@ export class ServingCertificate {
     }
   }
 
-  /** One CSR, waited on until signed; undefined when aborted. Throws when denied or failed. */
-  async #request(signal: AbortSignal): Promise<ServingPair | undefined> {
+  /** One CSR, waited on until signed. Throws when denied, failed or aborted. */
+  async #request(signal: AbortSignal): Promise<ServingPair> {
     const { ctx, log } = this.#o;
     const { privateKey, keyPem } = newKey();
-    const request = certificateRequest(privateKey, this.#subject, this.#o.alt, ['server auth']);
-    const created = await ctx.request<Csr>('/apis/certificates.k8s.io/v1/certificatesigningrequests', {
-      method: 'POST',
-      body: {
-        apiVersion: 'certificates.k8s.io/v1',
-        kind: 'CertificateSigningRequest',
-        metadata: { generateName: 'csr-' },
-        spec: {
-          request: Buffer.from(request).toString('base64'),
-          signerName: KUBELET_SERVING_SIGNER,
-          usages: ['digital signature', 'key encipherment', 'server auth'],
-        },
+    const { certPem: cert } = await requestCertificate(
+      ctx,
+      log,
+      {
+        request: certificateRequest(privateKey, this.#subject, this.#o.alt, ['server auth']),
+        signerName: KUBELET_SERVING_SIGNER,
+        usages: ['digital signature', 'key encipherment', 'server auth'],
+        generateName: 'csr-',
       },
-    });
-    const name = created.metadata.name;
-    log.info(
-      { csr: name },
-      'serving certificate requested; waiting for approval (kubectl certificate approve)',
+      { signal, pollMs: this.#o.pollMs ?? 2000, whileUnreachable: (s) => ctx.link.waitOnline(s) },
     );
-    const path = `/apis/certificates.k8s.io/v1/certificatesigningrequests/${name}`;
-    while (!signal.aborted) {
-      let csr: Csr;
-      try {
-        csr = await ctx.request<Csr>(path);
-      } catch (e) {
-        if (e instanceof ApiError && e.code === 404)
-          throw new Error(`CertificateSigningRequest ${name} was deleted`);
-        await ctx.link.waitOnline(signal);
-        continue;
-      }
-      const refused = csr.status?.conditions?.find((c) => c.type === 'Denied' || c.type === 'Failed');
-      if (refused)
-        throw new Error(`CertificateSigningRequest ${name} ${refused.type}: ${refused.message ?? ''}`);
-      if (csr.status?.certificate) {
-        const cert = Buffer.from(csr.status.certificate, 'base64').toString('utf8');
-        const x = new X509Certificate(cert);
-        this.#lifetime = { from: Date.parse(x.validFrom), to: Date.parse(x.validTo) };
-        return { cert, key: keyPem, issued: true, notAfter: this.#lifetime.to };
-      }
-      await sleep(this.#o.pollMs ?? 2000, signal);
-    }
-    return undefined;
+    const x = new X509Certificate(cert);
+    this.#lifetime = { from: Date.parse(x.validFrom), to: Date.parse(x.validTo) };
+    return { cert, key: keyPem, issued: true, notAfter: this.#lifetime.to };
   }
 }

@@ -4,16 +4,11 @@
 import { randomBytes, X509Certificate } from 'node:crypto';
 import { chmodSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { sleep } from '#lib/clock.ts';
-import { ApiError, type CloudContext } from '../context.ts';
+import type { CloudContext } from '../context.ts';
+import { requestCertificate } from '../csr.ts';
 import { certificateRequest, newKey } from '../x509.ts';
 
 export const KUBELET_CLIENT_SIGNER = 'kubernetes.io/kube-apiserver-client-kubelet';
-
-interface Csr {
-  metadata: { name: string };
-  status?: { certificate?: string; conditions?: { type: string; reason?: string; message?: string }[] };
-}
 
 /** Writes `data` to `path` with mode 0600, atomically (temporary file, then rename). */
 export function writePrivate(path: string, data: string): void {
@@ -47,60 +42,27 @@ export function nodeClientRequest(node: string): { keyPem: string; csr: string }
 }
 
 /**
- * Creates a CSR for the node with a fresh key and waits (polling its object once a second; this
- * runs once per join or rotation) until it is signed. Resolves with the key and certificate PEMs.
+ * Creates a CSR for the node with a fresh key and waits (reading it once a second; this runs once
+ * per join or rotation) until it is signed. Resolves with the key and certificate PEMs.
  */
 export async function requestNodeCertificate(
   ctx: CloudContext,
   o: { timeoutMs?: number; signal?: AbortSignal } = {},
 ): Promise<{ keyPem: string; certPem: string; csrName: string }> {
   const { keyPem, csr } = nodeClientRequest(ctx.nodeName);
-  const created = await ctx.request<Csr>('/apis/certificates.k8s.io/v1/certificatesigningrequests', {
-    method: 'POST',
-    ...(o.signal ? { signal: o.signal } : {}),
-    body: {
-      apiVersion: 'certificates.k8s.io/v1',
-      kind: 'CertificateSigningRequest',
-      metadata: { generateName: 'node-csr-' },
-      spec: {
-        request: Buffer.from(csr).toString('base64'),
-        signerName: KUBELET_CLIENT_SIGNER,
-        usages: ['digital signature', 'key encipherment', 'client auth'],
-      },
+  const { certPem, csrName } = await requestCertificate(
+    ctx,
+    ctx.log,
+    {
+      request: csr,
+      signerName: KUBELET_CLIENT_SIGNER,
+      usages: ['digital signature', 'key encipherment', 'client auth'],
+      generateName: 'node-csr-',
     },
-  });
-  const name = created.metadata.name;
-  ctx.log.info(
-    { csr: name, node: ctx.nodeName },
-    'certificate signing request created; waiting for approval',
+    { timeoutMs: o.timeoutMs ?? 15 * 60_000, ...(o.signal ? { signal: o.signal } : {}) },
   );
-  const deadline = Date.now() + (o.timeoutMs ?? 15 * 60_000);
-  for (;;) {
-    const cur = await ctx
-      .request<Csr>(`/apis/certificates.k8s.io/v1/certificatesigningrequests/${name}`, {
-        ...(o.signal ? { signal: o.signal } : {}),
-      })
-      .catch((e) => {
-        if (e instanceof ApiError) throw e;
-        return undefined; // unreachable for a moment: keep waiting
-      });
-    const denied = cur?.status?.conditions?.find((c) => c.type === 'Denied' || c.type === 'Failed');
-    if (denied)
-      throw new Error(
-        `certificate signing request ${name} ${denied.type.toLowerCase()}: ${denied.message ?? denied.reason ?? ''}`,
-      );
-    if (cur?.status?.certificate) {
-      const certPem = Buffer.from(cur.status.certificate, 'base64').toString('utf8');
-      ctx.log.info({ csr: name, notAfter: new X509Certificate(certPem).validTo }, 'node certificate issued');
-      return { keyPem, certPem, csrName: name };
-    }
-    if (Date.now() > deadline)
-      throw new Error(
-        `certificate signing request ${name} was not approved within ${Math.round((o.timeoutMs ?? 900_000) / 1000)} s (approve it: kubectl certificate approve ${name})`,
-      );
-    await sleep(1_000, o.signal);
-    o.signal?.throwIfAborted();
-  }
+  ctx.log.info({ csr: csrName, notAfter: new X509Certificate(certPem).validTo }, 'node certificate issued');
+  return { keyPem, certPem, csrName };
 }
 
 /** Stores certificate and key together in DATA_DIR/pki (0600), replacing the pair atomically. */
