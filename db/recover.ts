@@ -29,23 +29,29 @@ export interface CheckedOpenOptions {
 /** How far the resourceVersion jumps after a recovery: every watch from before answers 410 and relists. */
 const RV_JUMP = 1_000_000;
 
-/** What the damaged file still tells about pods created through the API (best effort, may be nothing). */
-function salvageApiPods(path: string): string[] | undefined {
+/** What the damaged file still tells about objects created through the API (best effort, may be nothing). */
+function salvageApiObjects(path: string): string[] | undefined {
   let db: Database.Database | undefined;
+  const found: string[] = [];
   try {
     db = new Database(path, { readonly: true, fileMustExist: true });
-    return (
-      db.prepare("SELECT namespace || '/' || name AS n FROM pods WHERE source = 'api' ORDER BY 1").all() as {
-        n: string;
-      }[]
-    ).map((r) => r.n);
   } catch {
     return undefined;
-  } finally {
+  }
+  const queries = [
+    "SELECT 'pod ' || namespace || '/' || name AS n FROM pods WHERE source = 'api' ORDER BY 1",
+    "SELECT 'device ' || namespace || '/' || name AS n FROM devices WHERE source = 'api' ORDER BY 1",
+    "SELECT lower(kind) || ' ' || namespace || '/' || name AS n FROM objects WHERE source = 'api' ORDER BY 1",
+  ];
+  for (const q of queries) {
     try {
-      db?.close();
+      for (const r of db.prepare(q).all() as { n: string }[]) found.push(r.n);
     } catch {}
   }
+  try {
+    db.close();
+  } catch {}
+  return found;
 }
 
 /**
@@ -92,13 +98,17 @@ export function openCheckedMetabase(dataDir: string, o: CheckedOpenOptions): Met
     }
   }
   metabase ??= openMetabase(dataDir, o.durability ? { durability: o.durability } : {});
-  const apiPods = salvageApiPods(movedTo);
-  const named = apiPods?.length ? ` (${apiPods.join(', ')}, read from the damaged file)` : '';
+  const apiObjects = salvageApiObjects(movedTo);
+  const named = apiObjects?.length
+    ? ` (the damaged file still names ${apiObjects.slice(0, 20).join(', ')}${apiObjects.length > 20 ? ', ...' : ''})`
+    : '';
   const lost = restored
-    ? `changes after the snapshot of ${new Date(restored.takenAt).toISOString()}: pods created and devices ` +
-      `edited through the API${named}, audit records, events and cloud uploads pending since then`
-    : `no snapshot verified, rebuilt from the manifests, the cloud and the runtime: pods created through ` +
-      `the API${named}, device edits made through the API, the audit trail, events and pending cloud uploads`;
+    ? `changes after the snapshot of ${new Date(restored.takenAt).toISOString()}: objects created or changed ` +
+      `through the API (pods, devices and their edits, ConfigMaps, Secrets), audit records, events and cloud ` +
+      'uploads pending since then'
+    : 'no snapshot verified, rebuilt from the manifests, the cloud and the runtime: objects created or changed ' +
+      `through the API (pods, devices and their edits, ConfigMaps, Secrets)${named}, the audit trail, events ` +
+      'and pending cloud uploads';
   const recovery: Recovery = {
     at,
     problems: damaged.problems,

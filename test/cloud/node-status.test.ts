@@ -42,6 +42,18 @@ test('the status reports capacity, addresses, nodeInfo and the four conditions',
   assert.is(s.daemonEndpoints.kubeletEndpoint.Port, 10550);
 });
 
+test('metabase writes failing for lack of space: DiskPressure=True naming the place, whatever the fill level', () => {
+  const s = desiredStatus({ ...report, metabaseFull: { dataDir: '/var/lib/outpost', free: 0 } }, 'edge-1');
+  const c = s.conditions.find((x) => x.type === 'DiskPressure')!;
+  assert.is(c.status, 'True');
+  assert.is(c.reason, 'KubeletHasDiskPressure');
+  assert.is(c.message, 'outpost cannot write its metabase: no space left in /var/lib/outpost (0 bytes free)');
+  // Only the pressure counts for a patch, not the free bytes of the moment.
+  const t = desiredStatus({ ...report, metabaseFull: { dataDir: '/var/lib/outpost', free: 4096 } }, 'edge-1');
+  assert.is(statusFingerprint(t), statusFingerprint(s));
+  assert.is.not(statusFingerprint(desiredStatus(report, 'edge-1')), statusFingerprint(s));
+});
+
 test('pressure and a down runtime show in the conditions', () => {
   const s = desiredStatus(
     {

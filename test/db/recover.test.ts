@@ -113,6 +113,10 @@ test('a garbage page: moved aside, the newest snapshot restored, a new identity,
       mb.sqlite.prepare("SELECT value FROM meta WHERE key = 'metabase_id'").get() as { value: string }
     ).value;
     assert.is.not(id, oldId);
+    const rv = Number(
+      (mb.sqlite.prepare("SELECT value FROM meta WHERE key = 'rv'").get() as { value: string }).value,
+    );
+    assert.ok(rv > 1_000_000, 'the resourceVersion jumped: watches from before answer 410 and relist');
     assert.equal(lastRecovery(mb.sqlite), r);
     mb.close();
     assert.equal(podNames(dir), ['a', 'b']);
@@ -137,7 +141,7 @@ test('truncated, no snapshot: an empty metabase, and what was lost is said', () 
     assert.ok(mb.recovery);
     assert.is(mb.recovery!.snapshot, undefined);
     assert.match(mb.recovery!.lost, 'no snapshot verified');
-    assert.match(mb.recovery!.lost, 'pods created through the API');
+    assert.match(mb.recovery!.lost, 'objects created or changed through the API');
     assert.is((mb.sqlite.prepare('SELECT count(*) AS n FROM pods').get() as { n: number }).n, 0);
     mb.close();
   } finally {

@@ -154,7 +154,7 @@ if (lab) {
     assert.is(kept(data).length, 1);
     const body = await readyz(p);
     assert.match(body, 'no snapshot, rebuilt from the manifests, the cloud and the runtime');
-    assert.match(body, 'pods created through the API');
+    assert.match(body, 'objects created or changed through the API');
     assert.is(await metric(p, 'rebuilt'), 1);
     assert.is((await recoveredEvents(p)).length, 1);
     await p.kill9();

@@ -41,7 +41,7 @@ export async function runKillLoop(o: KillLoopOptions): Promise<KillLoopResult> {
   const manifests = join(dir, 'manifests');
   mkdirSync(manifests);
   const pod = (name: string) =>
-    `apiVersion: v1\nkind: Pod\nmetadata:\n  name: ${name}\n  namespace: ${ns}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n    - name: main\n      image: ${o.lab.images.app}\n      imagePullPolicy: IfNotPresent\n      command: ["sh", "-c", "trap \'exit 0\' TERM; sleep 3600 & wait"]\n`;
+    `apiVersion: v1\nkind: Pod\nmetadata:\n  name: ${name}\n  namespace: ${ns}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n    - name: main\n      image: ${o.lab.images.app}\n      imagePullPolicy: IfNotPresent\n      command: ["sh", "-c", "trap 'exit 0' TERM; sleep 3600 & wait"]\n`;
   writeFileSync(join(manifests, 'pods.yaml'), [pod('a'), pod('b')].join('---\n'));
   // The device lives in this agent's own metabase: `default/thermo` clashes with no other suite.
   writeDevices(manifests, [device('thermo', 'virtual')]);
