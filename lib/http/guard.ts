@@ -39,9 +39,11 @@ export const guard = () =>
     const ip = req?.socket.remoteAddress;
     const path = c.req.path;
     const record = (principal: Principal | undefined, code: number) => {
+      // A create names its namespace in the path and the object only in the body.
       const m =
         /\/namespaces\/([^/]+)\/[^/]+\/([^/]+)/.exec(path) ??
-        /^\/(?:pods|devices)\/([^/]+)\/([^/]+)/.exec(path);
+        /^\/(?:pods|devices)\/([^/]+)\/([^/]+)/.exec(path) ??
+        /\/namespaces\/([^/]+)\/[^/]+\/?$/.exec(path);
       const command = c.req.queries('command');
       c.var.store.audit.record({
         at: new Date(c.var.now()).toISOString(),
