@@ -1,5 +1,6 @@
-import { LineCounter, parseAllDocuments } from 'yaml';
+import { Composer, LineCounter, Parser } from 'yaml';
 import type { KubeObject } from '#lib/kube/types.ts';
+import { jsonSizeWithin, MANIFEST_LIMITS, MiB, manifestTextProblem } from './limits.ts';
 
 export interface ManifestProblem {
   file: string;
@@ -12,16 +13,23 @@ export interface ParsedObject {
   line: number;
 }
 
-/** Parses a YAML (multi-document) or JSON manifest, flattening `kind: List` and `*List` kinds. */
+/**
+ * Parses a YAML (multi-document) or JSON manifest, flattening `kind: List` and `*List` kinds.
+ * A file over the limits (MANIFEST_LIMITS) is refused before any syntax tree is built; documents are
+ * then composed one at a time, so only one document's tree is ever held.
+ */
 export function parseManifest(
   file: string,
   text: string,
 ): { objects: ParsedObject[]; problems: ManifestProblem[] } {
   const objects: ParsedObject[] = [];
   const problems: ManifestProblem[] = [];
+  const tooBig = manifestTextProblem(text);
+  if (tooBig) return { objects, problems: [{ file, ...tooBig }] };
   const lines = new LineCounter();
-  const docs = parseAllDocuments(text, { lineCounter: lines, uniqueKeys: true });
-  for (const doc of Array.isArray(docs) ? docs : [docs]) {
+  const composer = new Composer({ uniqueKeys: true });
+  const docs = composer.compose(new Parser(lines.addNewLine).parse(text));
+  for (const doc of docs) {
     const line = lines.linePos(doc.contents?.range[0] ?? doc.range[0]).line;
     if (doc.errors.length) {
       for (const err of doc.errors) {
@@ -29,9 +37,22 @@ export function parseManifest(
       }
       continue;
     }
-    const value: unknown = doc.toJS({ maxAliasCount: 100 });
+    let value: unknown;
+    try {
+      value = doc.toJS({ maxAliasCount: MANIFEST_LIMITS.aliases });
+    } catch (e) {
+      // The yaml library's alias-bomb guard: "Excessive alias count indicates a resource exhaustion attack".
+      problems.push({ file, line, message: (e as Error).message });
+      continue;
+    }
     if (value === null || value === undefined) continue; // an empty document, e.g. a trailing `---`
     flatten(value, file, line, objects, problems);
+    if (objects.length > MANIFEST_LIMITS.objects) {
+      return {
+        objects: [],
+        problems: [{ file, line, message: `more than ${MANIFEST_LIMITS.objects} objects in one file` }],
+      };
+    }
   }
   return { objects, problems };
 }
@@ -67,8 +88,30 @@ function flatten(
     }
     return;
   }
-  if (typeof obj.metadata !== 'object' || obj.metadata === null || Array.isArray(obj.metadata)) {
+  const metadata = obj.metadata as Record<string, unknown> | null | undefined;
+  if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata)) {
     problems.push({ file, line, message: `${obj.kind}: metadata is required` });
+    return;
+  }
+  if (typeof metadata.name !== 'string' || metadata.name === '') {
+    problems.push({ file, line, message: `${obj.kind}: metadata.name is required` });
+    return;
+  }
+  if (metadata.namespace !== undefined && typeof metadata.namespace !== 'string') {
+    problems.push({
+      file,
+      line,
+      message: `${obj.kind} "${metadata.name}": metadata.namespace must be a string`,
+    });
+    return;
+  }
+  // Aliases can make an object far bigger than its text; the size is counted, never serialized.
+  if (jsonSizeWithin(obj, MANIFEST_LIMITS.objectBytes) === undefined) {
+    problems.push({
+      file,
+      line,
+      message: `${obj.kind} "${metadata.name}" is more than ${MiB(MANIFEST_LIMITS.objectBytes)} as JSON`,
+    });
     return;
   }
   out.push({ object: obj as KubeObject, line });

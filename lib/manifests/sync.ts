@@ -1,11 +1,12 @@
 import { createHash } from 'node:crypto';
 import { type FSWatcher, readdirSync, readFileSync, statSync, watch } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import type { KubeObject, Pod } from '#lib/kube/types.ts';
 import type { Logger } from '#lib/log.ts';
 import { defaultPod, validatePod } from '#lib/pods/spec/defaults.ts';
 import type { Store } from '#lib/store/index.ts';
 import { applyDeviceManifest, DEVICE_KINDS, deviceManifestProblem, removeStaleDevices } from './devices.ts';
+import { MANIFEST_LIMITS, MiB } from './limits.ts';
 import { type ManifestProblem, parseManifest } from './parse.ts';
 
 const MANIFEST_FILE = /^[^.].*\.(ya?ml|json)$/i;
@@ -17,6 +18,13 @@ export interface SyncReport {
   applied: number;
   removed: number;
   problems: ManifestProblem[];
+}
+
+interface FileOutcome {
+  signature: string;
+  keys: Set<string>;
+  problems: ManifestProblem[];
+  poisoned: boolean;
 }
 
 export interface ManifestSyncOptions {
@@ -37,7 +45,14 @@ export class ManifestSync {
   #watcher: FSWatcher | undefined;
   #timer: NodeJS.Timeout | undefined;
   #poll: NodeJS.Timeout | undefined;
-  #reported = new Set<string>();
+  /** The problems last reported for each file. */
+  #reported = new Map<string, string>();
+  /**
+   * Each file's outcome by its stat signature: an unchanged file is not read or parsed again (the
+   * rescan every few seconds would otherwise re-parse megabytes, and objects from manifests cannot
+   * be changed through the API). Outcomes that depend on other files are not kept.
+   */
+  #seen = new Map<string, FileOutcome>();
 
   constructor(opts: ManifestSyncOptions) {
     this.#o = opts;
@@ -45,7 +60,7 @@ export class ManifestSync {
 
   /** Reads every manifest once and applies the differences to the metabase. */
   sync(): SyncReport {
-    const { dir, store, nodeName } = this.#o;
+    const { dir } = this.#o;
     const report: SyncReport = { files: 0, applied: 0, removed: 0, problems: [] };
     const files = readdirSync(dir, { withFileTypes: true })
       .filter((d) => d.isFile() && MANIFEST_FILE.test(d.name))
@@ -56,73 +71,114 @@ export class ManifestSync {
     const claimed = new Map<string, string>(); // key -> file that defined it first
     for (const file of files) {
       report.files++;
-      let text: string;
-      try {
-        text = readFileSync(file, 'utf8');
-      } catch (e) {
-        report.problems.push({ file, message: (e as Error).message });
-        poisoned.add(file);
-        continue;
-      }
-      const { objects, problems } = parseManifest(file, text);
       const keys = new Set<string>();
-      if (problems.length) poisoned.add(file);
-      report.problems.push(...problems);
-      for (const { object, line } of objects) {
-        const kind = object.kind!;
-        if (kind !== 'Pod' && !OBJECT_KINDS.has(kind) && !DEVICE_KINDS.has(kind)) {
-          report.problems.push({
-            file,
-            line,
-            message: `kind ${kind} is not supported in manifests (Pod, ConfigMap, Secret, Device, DeviceModel)`,
-          });
-          continue;
-        }
-        const ns = object.metadata.namespace || 'default';
-        const key = `${kind}/${ns}/${object.metadata.name}`;
-        const owner = claimed.get(key);
-        if (owner && owner !== file) {
-          report.problems.push({
-            file,
-            line,
-            message: `${kind} ${ns}/${object.metadata.name} is already defined in ${owner}`,
-          });
-          continue;
-        }
-        if (kind === 'Pod') {
-          const causes = validatePod(object as Pod);
-          if (causes.length) {
-            const what = causes.map((c) => `${c.field}: ${c.message}`).join('; ');
-            report.problems.push({
-              file,
-              line,
-              message: `Pod "${object.metadata.name ?? ''}" is invalid: ${what}`,
-            });
-            poisoned.add(file);
-            continue;
-          }
-        }
-        const deviceProblem = DEVICE_KINDS.has(kind) ? deviceManifestProblem(object) : undefined;
-        if (deviceProblem) {
-          report.problems.push({ file, line, message: deviceProblem });
-          poisoned.add(file);
-          continue;
-        }
-        claimed.set(key, file);
-        keys.add(key);
-        const changed =
-          kind === 'Pod'
-            ? store.pods.put(withStaticUid(defaultPod(object as Pod, nodeName)), 'manifest', file)
-            : DEVICE_KINDS.has(kind)
-              ? applyDeviceManifest(store, object, file)
-              : store.objects.put(object as KubeObject, 'manifest', file);
-        if (changed !== 'UNCHANGED') report.applied++;
+      const problems: ManifestProblem[] = [];
+      try {
+        if (this.#syncFile(file, keys, claimed, problems, report)) poisoned.add(file);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === 'ENOENT') continue; // removed since the listing
+        // Whatever a file's content does (a parser's RangeError, a value the store cannot take) is
+        // that file's error: the module goes on with the next file.
+        problems.push({ file, message: (e as Error).message });
+        poisoned.add(file);
       }
+      report.problems.push(...problems);
       keep.set(file, keys);
     }
+    for (const f of this.#seen.keys()) if (!keep.has(f)) this.#seen.delete(f);
     report.removed = this.#removeStale(keep, poisoned);
     this.#log(report);
     return report;
+  }
+
+  #syncFile(
+    file: string,
+    keys: Set<string>,
+    claimed: Map<string, string>,
+    problems: ManifestProblem[],
+    report: SyncReport,
+  ): boolean {
+    const { store, nodeName } = this.#o;
+    const st = statSync(file);
+    const signature = `${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+    const seen = this.#seen.get(file);
+    if (seen?.signature === signature && [...seen.keys].every((k) => !claimed.has(k))) {
+      for (const k of seen.keys) {
+        claimed.set(k, file);
+        keys.add(k);
+      }
+      problems.push(...seen.problems);
+      return seen.poisoned;
+    }
+    this.#seen.delete(file);
+    const remember = (poisoned: boolean) => {
+      this.#seen.set(file, { signature, keys: new Set(keys), problems: [...problems], poisoned });
+      return poisoned;
+    };
+    if (st.size > MANIFEST_LIMITS.fileBytes) {
+      problems.push({
+        file,
+        message: `the file is ${MiB(st.size)}, more than the ${MiB(MANIFEST_LIMITS.fileBytes)} a manifest file may have`,
+      });
+      return remember(true);
+    }
+    const parsed = parseManifest(file, readFileSync(file, 'utf8'));
+    problems.push(...parsed.problems);
+    let independent = true;
+    // Objects a broken or invalid document defined before stay until the file is fixed.
+    let poisoned = parsed.problems.length > 0;
+    for (const { object, line } of parsed.objects) {
+      const kind = object.kind!;
+      if (kind !== 'Pod' && !OBJECT_KINDS.has(kind) && !DEVICE_KINDS.has(kind)) {
+        problems.push({
+          file,
+          line,
+          message: `kind ${kind} is not supported in manifests (Pod, ConfigMap, Secret, Device, DeviceModel)`,
+        });
+        continue;
+      }
+      const ns = object.metadata.namespace || 'default';
+      const key = `${kind}/${ns}/${object.metadata.name}`;
+      const owner = claimed.get(key);
+      if (owner && owner !== file) {
+        independent = false;
+        problems.push({
+          file,
+          line,
+          message: `${kind} ${ns}/${object.metadata.name} is already defined in ${owner}`,
+        });
+        continue;
+      }
+      if (kind === 'Pod') {
+        const causes = validatePod(object as Pod);
+        if (causes.length) {
+          const what = causes.map((c) => `${c.field}: ${c.message}`).join('; ');
+          problems.push({
+            file,
+            line,
+            message: `Pod "${object.metadata.name ?? ''}" is invalid: ${what}`,
+          });
+          poisoned = true;
+          continue;
+        }
+      }
+      const deviceProblem = DEVICE_KINDS.has(kind) ? deviceManifestProblem(object) : undefined;
+      if (deviceProblem) {
+        problems.push({ file, line, message: deviceProblem });
+        poisoned = true;
+        continue;
+      }
+      claimed.set(key, file);
+      keys.add(key);
+      const changed =
+        kind === 'Pod'
+          ? store.pods.put(withStaticUid(defaultPod(object as Pod, nodeName)), 'manifest', file)
+          : DEVICE_KINDS.has(kind)
+            ? applyDeviceManifest(store, object, file)
+            : store.objects.put(object as KubeObject, 'manifest', file);
+      if (changed !== 'UNCHANGED') report.applied++;
+    }
+    return independent ? remember(poisoned) : poisoned;
   }
 
   #removeStale(keep: Map<string, Set<string>>, poisoned: Set<string>): number {
@@ -147,14 +203,35 @@ export class ManifestSync {
     return removed;
   }
 
+  /** One warning and one event per file whose problems changed; a file's problems are never logged twice. */
   #log(report: SyncReport): void {
-    const { log, dir } = this.#o;
-    const now = new Set<string>();
+    const { log, dir, store, nodeName } = this.#o;
+    const byFile = new Map<string, ManifestProblem[]>();
     for (const p of report.problems) {
-      const key = `${p.file}:${p.line ?? ''}:${p.message}`;
-      now.add(key);
-      if (!this.#reported.has(key))
-        log.warn({ file: p.file, line: p.line, reason: p.message }, 'manifest skipped');
+      const list = byFile.get(p.file) ?? [];
+      list.push(p);
+      byFile.set(p.file, list);
+    }
+    const now = new Map<string, string>();
+    for (const [file, problems] of byFile) {
+      const first = problems[0]!;
+      const key = problems.map((p) => `${p.line ?? ''}:${p.message}`).join('\n');
+      now.set(file, key);
+      if (this.#reported.get(file) === key) continue;
+      const more = problems.length > 1 ? ` (and ${problems.length - 1} more problems)` : '';
+      log.warn(
+        { file, line: first.line, reason: first.message, problems: problems.length },
+        'manifest skipped',
+      );
+      const where = first.line ? `${basename(file)}:${first.line}` : basename(file);
+      // Kubelet's node events name the node; the file and the reason are in the message.
+      store.events.record(
+        { kind: 'Node', namespace: 'default', name: nodeName, uid: nodeName },
+        'Warning',
+        'ManifestSkipped',
+        `manifest ${where}: ${first.message}${more}`,
+        'outpost-manifests',
+      );
     }
     this.#reported = now;
     if (report.applied || report.removed) {
