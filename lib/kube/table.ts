@@ -84,6 +84,12 @@ export const column = (
   priority: opts.priority ?? 0,
 });
 
+/** The Name column that (nearly) every resource's Table starts with. */
+export const NAME_COLUMN = column('Name', 'string', NAME_DESCRIPTION, { format: 'name' });
+
+/** The Age column (metadata.creationTimestamp) of every resource's Table. */
+export const AGE_COLUMN = column('Age', 'string', AGE_DESCRIPTION);
+
 /** The `object` of a row for the given includeObject policy. */
 export function rowObject(obj: KubeObject, includeObject: IncludeObject): unknown {
   switch (includeObject) {

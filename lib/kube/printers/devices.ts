@@ -4,9 +4,9 @@
 import type { Device, DeviceModel } from '../devices.ts';
 import { translateTimestampSince } from '../duration.ts';
 import {
-  AGE_DESCRIPTION,
+  AGE_COLUMN,
   column,
-  NAME_DESCRIPTION,
+  NAME_COLUMN,
   type RowCells,
   type Table,
   type ToTableOptions,
@@ -20,7 +20,7 @@ export interface MapperView {
 }
 
 export const deviceColumns = [
-  column('Name', 'string', NAME_DESCRIPTION, { format: 'name' }),
+  NAME_COLUMN,
   column(
     'Protocol',
     'string',
@@ -29,7 +29,7 @@ export const deviceColumns = [
   column('Model', 'string', 'The device model the device is an instance of (spec.deviceModelRef.name).'),
   column('State', 'string', 'The state the mapper last reported for the device (status.state).'),
   column('Mapper', 'string', 'The mapper registered for the protocol, and whether it answers.'),
-  column('Age', 'string', AGE_DESCRIPTION),
+  AGE_COLUMN,
   column('Reported', 'string', 'The twin values the mapper last reported (status.twins[].reported).', {
     priority: 1,
   }),
@@ -75,10 +75,10 @@ export function deviceTable(
 }
 
 export const deviceModelColumns = [
-  column('Name', 'string', NAME_DESCRIPTION, { format: 'name' }),
+  NAME_COLUMN,
   column('Protocol', 'string', 'The protocol of the devices of this model (spec.protocol).'),
   column('Properties', 'string', 'The properties the model declares, with their types.'),
-  column('Age', 'string', AGE_DESCRIPTION),
+  AGE_COLUMN,
 ];
 
 export function printDeviceModel(m: DeviceModel, now: number): RowCells {

@@ -1,9 +1,9 @@
 // The namespace Table as kube-apiserver renders it (printNamespace): NAME, STATUS, AGE.
 import { translateTimestampSince } from '../duration.ts';
 import {
-  AGE_DESCRIPTION,
+  AGE_COLUMN,
   column,
-  NAME_DESCRIPTION,
+  NAME_COLUMN,
   type RowCells,
   type Table,
   type ToTableOptions,
@@ -18,9 +18,9 @@ export interface Namespace extends KubeObject {
 
 /** The namespace columns, as upstream declares them. */
 export const namespaceColumns = [
-  column('Name', 'string', NAME_DESCRIPTION, { format: 'name' }),
+  NAME_COLUMN,
   column('Status', 'string', 'The status of the namespace'),
-  column('Age', 'string', AGE_DESCRIPTION),
+  AGE_COLUMN,
 ];
 
 /** One namespace's cells: name, phase (`Active`, `Terminating`), age. */

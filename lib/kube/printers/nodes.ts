@@ -1,14 +1,7 @@
 // The node Table as kube-apiserver renders it (printNode): NAME, STATUS, ROLES, AGE, VERSION, and
 // with -o wide INTERNAL-IP, EXTERNAL-IP, OS-IMAGE, KERNEL-VERSION, CONTAINER-RUNTIME.
 import { translateTimestampSince } from '../duration.ts';
-import {
-  AGE_DESCRIPTION,
-  column,
-  NAME_DESCRIPTION,
-  type Table,
-  type ToTableOptions,
-  toTable,
-} from '../table.ts';
+import { AGE_COLUMN, column, NAME_COLUMN, type Table, type ToTableOptions, toTable } from '../table.ts';
 import type { KubeObject } from '../types.ts';
 
 export interface Node extends KubeObject {
@@ -26,10 +19,10 @@ const wide = { priority: 1 };
 /** A node Table. */
 export function nodeTable(items: readonly Node[], now: number, opts: ToTableOptions = {}): Table {
   const columns = [
-    column('Name', 'string', NAME_DESCRIPTION, { format: 'name' }),
+    NAME_COLUMN,
     column('Status', 'string', 'The status of the node'),
     column('Roles', 'string', 'The roles of the node'),
-    column('Age', 'string', AGE_DESCRIPTION),
+    AGE_COLUMN,
     column('Version', 'string', 'Kubelet Version reported by the node.'),
     column('Internal-IP', 'string', 'List of internal IPs for the node.', wide),
     column('External-IP', 'string', 'List of external IPs for the node.', wide),

@@ -2,9 +2,9 @@
 // prints these cells verbatim, so the STATUS and RESTARTS logic has to match upstream case by case.
 import { humanDuration, parseTimestamp, translateTimestampSince } from '../duration.ts';
 import {
-  AGE_DESCRIPTION,
+  AGE_COLUMN,
   column,
-  NAME_DESCRIPTION,
+  NAME_COLUMN,
   type RowCells,
   type Table,
   type TableRowCondition,
@@ -15,7 +15,7 @@ import type { Container, ContainerStatus, Pod, PodCondition } from '../types.ts'
 
 /** The pod columns, with upstream's types and descriptions; the last four show with `-o wide`. */
 export const podColumns = [
-  column('Name', 'string', NAME_DESCRIPTION, { format: 'name' }),
+  NAME_COLUMN,
   column('Ready', 'string', 'The aggregate readiness state of this pod for accepting traffic.'),
   column('Status', 'string', 'The aggregate status of the containers in this pod.'),
   column(
@@ -23,7 +23,7 @@ export const podColumns = [
     'string',
     'The number of times the containers in this pod have been restarted and when the last container in this pod has restarted.',
   ),
-  column('Age', 'string', AGE_DESCRIPTION),
+  AGE_COLUMN,
   column(
     'IP',
     'string',
