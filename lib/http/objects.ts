@@ -92,6 +92,55 @@ export const configMaps: ObjectKind = {
   ],
 };
 
+/** The data keys each built-in Secret type requires, as kube-apiserver's ValidateSecret checks them. */
+function secretTypeCauses(obj: KubeObject): StatusCause[] {
+  const data = isObject(obj.data) ? obj.data : {};
+  const required = (key: string): StatusCause => ({
+    field: `data[${key}]`,
+    reason: 'FieldValueRequired',
+    message: 'Required value',
+  });
+  const json = (key: string): StatusCause[] => {
+    if (!(key in data)) return [required(key)];
+    try {
+      JSON.parse(Buffer.from(String(data[key]), 'base64').toString('utf8'));
+      return [];
+    } catch (e) {
+      return [
+        {
+          field: `data[${key}]`,
+          reason: 'FieldValueInvalid',
+          message: `Invalid value: "<secret contents redacted>": ${(e as Error).message}`,
+        },
+      ];
+    }
+  };
+  switch (obj.type) {
+    case 'kubernetes.io/service-account-token':
+      return obj.metadata.annotations?.['kubernetes.io/service-account.name']
+        ? []
+        : [
+            {
+              field: 'metadata.annotations[kubernetes.io/service-account.name]',
+              reason: 'FieldValueRequired',
+              message: 'Required value',
+            },
+          ];
+    case 'kubernetes.io/dockercfg':
+      return json('.dockercfg');
+    case 'kubernetes.io/dockerconfigjson':
+      return json('.dockerconfigjson');
+    case 'kubernetes.io/basic-auth':
+      return 'username' in data || 'password' in data ? [] : [required('username'), required('password')];
+    case 'kubernetes.io/ssh-auth':
+      return data['ssh-privatekey'] ? [] : [required('ssh-privatekey')];
+    case 'kubernetes.io/tls':
+      return ['tls.crt', 'tls.key'].filter((k) => !(k in data)).map(required);
+    default:
+      return [];
+  }
+}
+
 export const secrets: ObjectKind = {
   kind: 'Secret',
   resource: 'secrets',
@@ -114,6 +163,7 @@ export const secrets: ObjectKind = {
         reason: 'FieldValueInvalid',
         message: `Invalid value: "${String(obj.type)}": field is immutable`,
       });
+    causes.push(...secretTypeCauses(obj));
     return causes;
   },
 };

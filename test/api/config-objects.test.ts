@@ -101,6 +101,31 @@ u('Secrets: stringData becomes base64 data, type defaults to Opaque, immutable h
   assert.is(notBase64.status, 422);
 });
 
+u('Secrets of the built-in types need their keys (422 FieldValueRequired, as ValidateSecret)', async () => {
+  const { app } = testApp();
+  const base = '/api/v1/namespaces/default/secrets';
+  const post = async (name: string, type: string, data: Record<string, string>) => {
+    const r = await app.request(base, {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({ metadata: { name }, type, data }),
+    });
+    const body = (await r.json()) as { details?: { causes?: { field: string; reason: string }[] } };
+    return { code: r.status, fields: body.details?.causes?.map((c) => `${c.field} ${c.reason}`) };
+  };
+  assert.equal(await post('tls', 'kubernetes.io/tls', { 'tls.crt': 'eA==' }), {
+    code: 422,
+    fields: ['data[tls.key] FieldValueRequired'],
+  });
+  assert.is((await post('tls-ok', 'kubernetes.io/tls', { 'tls.crt': 'eA==', 'tls.key': 'eA==' })).code, 201);
+  const notJson = await post('docker', 'kubernetes.io/dockerconfigjson', { '.dockerconfigjson': 'eA==' });
+  assert.equal(notJson.fields, ['data[.dockerconfigjson] FieldValueInvalid']);
+  assert.equal((await post('ssh', 'kubernetes.io/ssh-auth', {})).fields, [
+    'data[ssh-privatekey] FieldValueRequired',
+  ]);
+  assert.is((await post('basic', 'kubernetes.io/basic-auth', { username: 'eA==' })).code, 201);
+});
+
 u.run();
 
 const k = suite('kubectl: cm, secrets, nodes');
