@@ -67,7 +67,7 @@ if (lab) {
       containers: [{ name: 'main', image: 'busybox:1.36', command: ['sleep', '3600'] }],
     },
   });
-  const base = (kind: 'pods' | 'configmaps') => `/api/v1/namespaces/${ns}/${kind}`;
+  const base = (kind: 'pods' | 'configmaps' | 'secrets') => `/api/v1/namespaces/${ns}/${kind}`;
   const MERGE = 'application/merge-patch+json';
   const STRATEGIC = 'application/strategic-merge-patch+json';
   const JSONPATCH = 'application/json-patch+json';
@@ -194,6 +194,55 @@ if (lab) {
         const del = await t.request('DELETE', path);
         const gone = await t.request('GET', path);
         return { create, get, replace, merge, strategic, json, apply, list, del, gone };
+      },
+    },
+    {
+      name: 'secret-crud',
+      async run(t) {
+        const path = `${base('secrets')}/crud`;
+        const create = await t.request('POST', base('secrets'), {
+          body: {
+            apiVersion: 'v1',
+            kind: 'Secret',
+            metadata: { name: 'crud', labels: { case: 'secret-crud' } },
+            stringData: { user: 'admin' },
+            data: { pass: Buffer.from('s3cret').toString('base64') },
+          },
+        });
+        const get = await t.request('GET', path);
+        const merge = await t.request('PATCH', path, { type: MERGE, body: { stringData: { more: 'x' } } });
+        const badBase64 = await t.request('PATCH', path, { type: MERGE, body: { data: { bad: '%%%' } } });
+        const typeChange = await t.request('PATCH', path, {
+          type: MERGE,
+          body: { type: 'kubernetes.io/tls' },
+        });
+        const list = await t.request('GET', `${base('secrets')}?labelSelector=case%3Dsecret-crud`);
+        const del = await t.request('DELETE', path);
+        return { create, get, merge, badBase64, typeChange, list, del };
+      },
+    },
+    {
+      name: 'pod-status',
+      async run(t) {
+        const path = `${base('pods')}/st`;
+        await t.request('POST', base('pods'), { body: pod('st', { case: 'pod-status' }) });
+        const get = await t.request('GET', `${path}/status`);
+        const patch = await t.request('PATCH', `${path}/status`, {
+          type: STRATEGIC,
+          body: { status: { conditions: [{ type: 'Outpost', status: 'True' }] } },
+        });
+        const missing = await t.request('GET', `${base('pods')}/missing/status`);
+        await t.request('DELETE', path);
+        return { get, patch, missing };
+      },
+    },
+    {
+      name: 'all-namespaces',
+      async run(t) {
+        await t.request('POST', base('configmaps'), { body: cm('everywhere', { case: 'all-ns' }) });
+        const list = await t.request('GET', '/api/v1/configmaps?labelSelector=case%3Dall-ns');
+        const pods = await t.request('GET', '/api/v1/pods?labelSelector=case%3Dnone-such');
+        return { list, pods };
       },
     },
     {
