@@ -36,6 +36,12 @@ export interface StatusInput {
   hostIP: string;
   podIP: string;
   now: number;
+  /**
+   * The pod is being removed and every container was stopped: its last status ends in a terminal
+   * phase (Succeeded when every container exited 0, else Failed), as today's kubelet reports a
+   * deleted pod before its final DELETE.
+   */
+  terminal?: boolean;
 }
 
 const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
@@ -93,6 +99,7 @@ export function podPhase(
   pod: Pod,
   init: ContainerStatus[],
   app: ContainerStatus[],
+  terminal = false,
 ): NonNullable<PodStatus['phase']> {
   const policy = pod.spec.restartPolicy ?? 'Always';
   const initDone = init.every(succeeded);
@@ -115,6 +122,7 @@ export function podPhase(
   if (waiting > 0) return 'Pending';
   if (running > 0) return 'Running';
   if (stopped > 0) {
+    if (terminal) return stopped === ok ? 'Succeeded' : 'Failed';
     if (policy === 'Always') return 'Running';
     if (stopped === ok) return 'Succeeded';
     if (policy === 'Never') return 'Failed';
@@ -167,7 +175,7 @@ export function computeStatus(i: StatusInput): PodStatus {
   const app = i.app.map((v) =>
     containerStatus(v, initDone && i.sandboxReady ? 'ContainerCreating' : 'PodInitializing'),
   );
-  const phase = podPhase(i.pod, init, app);
+  const phase = podPhase(i.pod, init, app, i.terminal);
   const unready = app.filter((s) => !s.ready).map((s) => s.name);
   const incompleteInit = init.filter((s) => !succeeded(s)).map((s) => s.name);
   const completed = phase === 'Succeeded' || phase === 'Failed';

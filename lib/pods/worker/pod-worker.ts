@@ -6,7 +6,7 @@ import type { Container as CriContainer, PodSandbox, PodSandboxConfig } from '#l
 import type { Container, Pod, PodStatus } from '#lib/kube/types.ts';
 import type { Logger } from '#lib/log.ts';
 import type { Store } from '#lib/store/index.ts';
-import type { PodRecord } from '#lib/store/pods.ts';
+import { GONE, type PodRecord } from '#lib/store/pods.ts';
 import {
   CONTAINER_KIND,
   CONTAINER_RESTART_COUNT,
@@ -452,10 +452,19 @@ export class PodWorker {
     };
   }
 
-  /** Computes the pod's status from the runtime and writes it as the pod's status patch when it changed. */
-  async #writeStatus(rec: PodRecord, rt: RuntimePod, sandboxId: string | undefined): Promise<void> {
+  /**
+   * Computes the pod's status from the runtime and writes it as the pod's status patch when it
+   * changed. `final`: the pod's last status before its removal (every container stopped, no
+   * probing, a terminal phase), written at once rather than with the next batch.
+   */
+  async #writeStatus(
+    rec: PodRecord,
+    rt: RuntimePod,
+    sandboxId: string | undefined,
+    final = false,
+  ): Promise<void> {
     const pod = rec.desired;
-    const waiting = this.#waiting.get(rec.uid) ?? new Map<string, Waiting>();
+    const waiting = (!final && this.#waiting.get(rec.uid)) || new Map<string, Waiting>();
     const inSandbox = { ...rt, containers: rt.containers.filter((c) => c.podSandboxId === sandboxId) };
     const resolve = async (c: Container) => {
       const [cur, prev] = instances(inSandbox, c.name);
@@ -469,17 +478,18 @@ export class PodWorker {
     // The prober learns about new instances before it is asked whether they are started and ready.
     // httpGet and tcpSocket probes dial the pod's IP: host network, so the node's.
     const ips = { podIP: this.#d.hostIP, hostIP: this.#d.hostIP };
-    this.#d.prober.sync(
-      { ...pod, status: { ...pod.status, ...ips } },
-      appRaw
-        .filter((v) => v.current)
-        .map((v) => ({
-          name: v.spec.name,
-          containerId: v.current!.c.id,
-          running: v.current!.s.state === 'CONTAINER_RUNNING',
-          startedAt: nanosToMs(v.current!.s.startedAt),
-        })),
-    );
+    if (!final)
+      this.#d.prober.sync(
+        { ...pod, status: { ...pod.status, ...ips } },
+        appRaw
+          .filter((v) => v.current)
+          .map((v) => ({
+            name: v.spec.name,
+            containerId: v.current!.c.id,
+            running: v.current!.s.state === 'CONTAINER_RUNNING',
+            startedAt: nanosToMs(v.current!.s.startedAt),
+          })),
+      );
     const previous = this.#d.store.pods.get(rec.namespace, rec.name)?.status;
     const view = (v: Awaited<ReturnType<typeof resolve>>): ContainerView => {
       const running = v.current?.s.state === 'CONTAINER_RUNNING';
@@ -508,8 +518,12 @@ export class PodWorker {
       hostIP: this.#d.hostIP,
       podIP: this.#d.hostIP,
       now: this.#d.clock.now(),
+      terminal: final,
     });
-    this.#d.writes.add(() => this.#d.store.pods.setStatus(rec.uid, status));
+    if (!final) return this.#d.writes.add(() => this.#d.store.pods.setStatus(rec.uid, status));
+    // Queued statuses first, so none of them lands after this one.
+    this.#d.writes.flush();
+    this.#d.store.pods.setStatus(rec.uid, status);
   }
 
   /** Recomputes the status without acting (e.g. a readiness probe flipped). */
@@ -538,6 +552,14 @@ export class PodWorker {
   /** A pod marked for deletion: stop it within its grace period, remove it from the runtime and the metabase. */
   async #terminate(rec: PodRecord, rt: RuntimePod, event: Event): Promise<void> {
     await this.#killAll(rec, rt, event);
+    // A cloud pod's last status (containers terminated, a terminal phase) reaches the cloud before
+    // the node's DELETE, as kubelet's status manager sends it: the outbox keeps that order. Not for
+    // a pod the cloud removed already, nor for one that never ran a container here.
+    if (rec.source === 'cloud' && rec.origin !== GONE && rt.containers.length > 0) {
+      const stopped = await this.#runtime(rec.uid);
+      const sandbox = rt.sandboxes.find((s) => s.state === 'SANDBOX_READY') ?? rt.sandboxes[0];
+      await this.#writeStatus(rec, stopped, sandbox?.id, true);
+    }
     for (const s of rt.sandboxes) await this.#d.cri.removePodSandbox(s.id);
     for (const c of rt.containers) this.#statuses.forget(c.id);
     await cleanupVolumes(this.podDir(rec.uid));
