@@ -1,4 +1,4 @@
-import type { KubeObject, Pod } from '#lib/kube/types.ts';
+import type { KubeObject, Pod, PodStatus } from '#lib/kube/types.ts';
 import type { Logger } from '#lib/log.ts';
 import type { Store } from '#lib/store/index.ts';
 import type { ReflectorStore } from './reflector.ts';
@@ -100,6 +100,16 @@ export class CloudPodSource implements ReflectorStore {
     )
       return;
     this.#store.pods.put(desiredOf(pod), 'cloud');
+    if (rec?.uid === pod.metadata.uid && !pod.metadata.deletionTimestamp) {
+      const local = this.#store.pods.get(ns, pod.metadata.name)?.status;
+      if (local?.conditions && pod.status && statusDrifted(local, pod.status)) {
+        if (this.#store.pods.resendStatus(pod.metadata.uid))
+          this.#log.info(
+            { pod: `${ns}/${pod.metadata.name}` },
+            'the cloud shows another pod status; sending ours again',
+          );
+      }
+    }
   }
 
   #gone(ns: string, name: string, uid: string | undefined): void {
@@ -108,6 +118,18 @@ export class CloudPodSource implements ReflectorStore {
     this.#log.info({ pod: `${ns}/${name}` }, 'pod removed in the cloud; stopping it');
     this.#store.pods.markDeleting(ns, name, rec.desired.metadata.deletionGracePeriodSeconds, { gone: true });
   }
+}
+
+/**
+ * Whether the cloud's copy of a pod's status says something else than the node's latest: another
+ * phase, or a condition the node reports with another value (what the node lifecycle
+ * controller's MarkPodsNotReady writes while the node is unreachable).
+ */
+export function statusDrifted(local: PodStatus, cloud: PodStatus): boolean {
+  if (local.phase !== cloud.phase) return true;
+  return (local.conditions ?? []).some(
+    (c) => cloud.conditions?.find((x) => x.type === c.type)?.status !== c.status,
+  );
 }
 
 /** The cloud's pod without what changes on every write (status, resourceVersion, managedFields). */

@@ -68,6 +68,11 @@ export class OutboxStore {
     for (const l of this.#listeners) l();
   }
 
+  /** Whether an entry of that kind and key waits. */
+  has(kind: OutboxKind, key: string): boolean {
+    return this.#pending.get(kind, key) !== undefined;
+  }
+
   /** Drops the pending entries of a kind and key (the object is gone in the cloud already). */
   discard(kind: OutboxKind, key: string): void {
     this.#sqlite.prepare('DELETE FROM outbox WHERE kind = ? AND key = ?').run(kind, key);

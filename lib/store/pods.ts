@@ -297,6 +297,32 @@ export class PodStore {
     })();
   }
 
+  /**
+   * Queues the pod's latest status for the cloud again, unless one waits already: the cloud shows
+   * another one (the node lifecycle controller marked the pod not ready during an outage), and
+   * the node's status wins, as kubelet's status manager reconciles it. Returns whether it queued.
+   */
+  resendStatus(uid: string): boolean {
+    return this.#sqlite.transaction(() => {
+      const row = this.#byUid.get(uid);
+      const s = this.#sqlite
+        .prepare<[string], { seq: number; patch: string }>('SELECT seq, patch FROM pod_status WHERE uid = ?')
+        .get(uid);
+      if (!row || !s || !this.#outbox?.enabled || this.#outbox.has('status', uid)) return false;
+      const { namespace, name, source } = row;
+      const status = JSON.parse(s.patch) as PodStatus;
+      this.#outbox.push('status', uid, {
+        uid,
+        namespace,
+        name,
+        source,
+        seq: s.seq,
+        status,
+      } satisfies OutboxStatus);
+      return true;
+    })();
+  }
+
   #publish(type: 'ADDED' | 'MODIFIED', uid: string, rv: number): void {
     const row = this.#byUid.get(uid)!;
     this.#hub.publish('pods', { type, rv, object: this.#serve(row).pod });

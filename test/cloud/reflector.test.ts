@@ -6,7 +6,7 @@ import * as assert from 'uvu/assert';
 import { openMetabase } from '#db/open.ts';
 import { CloudPodSource } from '#lib/cloud/pod-source.ts';
 import { GoneError, type ListWatch, Reflector, type WatchEvent } from '#lib/cloud/reflector.ts';
-import type { KubeObject, Pod } from '#lib/kube/types.ts';
+import type { KubeObject, Pod, PodStatus } from '#lib/kube/types.ts';
 import { silentLogger } from '#lib/log.ts';
 import { createStore } from '#lib/store/index.ts';
 
@@ -187,6 +187,49 @@ test('a gone pod is removed without reporting; a gracefully deleted one reports 
     store.outbox.peek(10).map((e) => [e.kind, e.key]),
     [['delete', 'uid-b']],
   );
+});
+
+test('a status the cloud changed behind the node (marked not ready in an outage) is sent again, once', () => {
+  const { store, src } = source();
+  store.outbox.enabled = true;
+  src.apply('ADDED', pod('a', 1), '1');
+  const ready: PodStatus = {
+    phase: 'Running',
+    conditions: [
+      { type: 'Ready', status: 'True' },
+      { type: 'ContainersReady', status: 'True' },
+    ],
+  };
+  store.pods.setStatus('uid-a', ready);
+  store.outbox.ack(store.outbox.peek(10).map((e) => e.id));
+  // The cloud agrees (with conditions of its own the node does not set): nothing to send.
+  const agreed: PodStatus = {
+    ...ready,
+    conditions: [...ready.conditions!, { type: 'PodScheduled', status: 'True' }],
+  };
+  src.apply('MODIFIED', { ...pod('a', 2), status: agreed }, '2');
+  assert.is(store.outbox.depth(), 0);
+  // The node lifecycle controller's MarkPodsNotReady: the node's own status goes again, once.
+  const notReady: PodStatus = {
+    ...ready,
+    conditions: [{ type: 'Ready', status: 'False' }, ready.conditions![1]!],
+  };
+  src.apply('MODIFIED', { ...pod('a', 3), status: notReady }, '3');
+  src.apply('MODIFIED', { ...pod('a', 4), status: notReady }, '4');
+  const queued = store.outbox.peek(10);
+  assert.equal(
+    queued.map((e) => [e.kind, e.key]),
+    [['status', 'uid-a']],
+  );
+  assert.equal((queued[0]!.payload as { status: unknown }).status, ready);
+  // A pod being deleted is not argued with.
+  store.outbox.ack(queued.map((e) => e.id));
+  src.apply(
+    'MODIFIED',
+    { ...pod('a', 5, { deletionTimestamp: '2026-01-01T00:00:30Z' }), status: notReady },
+    '5',
+  );
+  assert.is(store.outbox.depth(), 0);
 });
 
 test.run();
