@@ -29,6 +29,11 @@ export interface ControlPlane {
   pids(): Record<string, number | undefined>;
   /** A kubeconfig with a client certificate `CN=system:node:<name>, O=system:nodes`. */
   nodeKubeconfig(name: string, server?: string): string;
+  /**
+   * `apiserver_request_total` from the API server's /metrics (as admin), summed by
+   * `VERB resource[/subresource]` (counted when a request ends: a running watch is not in it).
+   */
+  requestCounts(): Promise<Map<string, number>>;
   /** Stops the API server alone (a link cut); startApiserver brings it back on the same port. */
   stopApiserver(): Promise<void>;
   startApiserver(): Promise<void>;
@@ -49,8 +54,13 @@ export function freePort(): Promise<number> {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** GET `path` on the API server as admin; the status code, or 0 when nothing answers. */
-function probe(dir: string, port: number, path: string): Promise<number> {
+/** GET `path` on the API server as admin: status code and body (0 and '' when nothing answers). */
+function get(
+  dir: string,
+  port: number,
+  path: string,
+  timeout = 30_000,
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve) => {
     const req = request(
       {
@@ -60,18 +70,42 @@ function probe(dir: string, port: number, path: string): Promise<number> {
         ca: readFileSync(join(dir, 'ca.crt')),
         cert: readFileSync(join(dir, 'admin.crt')),
         key: readFileSync(join(dir, 'admin.key')),
-        timeout: 2_000,
+        timeout,
       },
       (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => {
+          body += d;
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        res.on('error', () => resolve({ status: 0, body: '' }));
       },
     );
-    req.on('error', () => resolve(0));
+    req.on('error', () => resolve({ status: 0, body: '' }));
     req.on('timeout', () => req.destroy());
     req.end();
   });
 }
+
+/** Sums `apiserver_request_total` samples of a /metrics text by `VERB resource[/subresource]`. */
+export function parseRequestTotals(text: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('apiserver_request_total{')) continue;
+    const labels = Object.fromEntries(
+      [...line.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]] as [string, string]),
+    );
+    const value = Number(line.slice(line.lastIndexOf(' ') + 1));
+    const key = `${labels.verb} ${labels.resource}${labels.subresource ? `/${labels.subresource}` : ''}`;
+    out.set(key, (out.get(key) ?? 0) + value);
+  }
+  return out;
+}
+
+/** GET `path` on the API server as admin; the status code, or 0 when nothing answers. */
+const probe = async (dir: string, port: number, path: string): Promise<number> =>
+  (await get(dir, port, path, 2_000)).status;
 
 async function waitUntil(
   what: string,
@@ -268,6 +302,11 @@ ${clientKubeconfigCluster(dir, server)
         const path = join(dir, `${file}${via === server ? '' : `-${new URL(via).port}`}.kubeconfig`);
         writeFileSync(path, clientKubeconfig(dir, via, `system:node:${name}`, file));
         return path;
+      },
+      async requestCounts() {
+        const r = await get(dir, port, '/metrics');
+        if (r.status !== 200) throw new Error(`kube-apiserver /metrics: HTTP ${r.status}`);
+        return parseRequestTotals(r.body);
       },
       stopApiserver: () => stopOne('kube-apiserver'),
       startApiserver,

@@ -27,6 +27,21 @@ if (lab && cloud) {
     const out = await kubectl(['-n', ns, 'get', 'pod', name, '-o', 'json', '--ignore-not-found']);
     return out.trim() ? (JSON.parse(out) as Pod) : undefined;
   };
+  const cloudEvents = async (name: string): Promise<Event[]> =>
+    (
+      JSON.parse(
+        await kubectl([
+          '-n',
+          ns,
+          'get',
+          'events',
+          '--field-selector',
+          `involvedObject.name=${name}`,
+          '-o',
+          'json',
+        ]),
+      ) as { items: Event[] }
+    ).items;
   const apply = (yaml: string) => kubectl(['apply', '-f', '-'], yaml);
   const podYaml = (name: string, cmd: string, extra = '', volumes = '') => `
 apiVersion: v1
@@ -86,12 +101,10 @@ ${extra}${volumes}`;
       500,
     );
     assert.match(logs, `${ns}\ntoken-ok`);
-    const events = JSON.parse(
-      await kubectl(['-n', ns, 'get', 'events', '--field-selector', 'involvedObject.name=web', '-o', 'json']),
-    ) as { items: Event[] };
-    const reasons = events.items.map((e) => e.reason);
+    const events = await cloudEvents('web');
+    const reasons = events.map((e) => e.reason);
     assert.ok(reasons.includes('Started'), `events: ${reasons.join(', ')}`);
-    const started = events.items.find((e) => e.reason === 'Started')!;
+    const started = events.find((e) => e.reason === 'Started')!;
     assert.is(started.source.host, node);
     assert.is(started.involvedObject.uid, (await cloudPod('web'))!.metadata.uid);
   });
@@ -154,28 +167,15 @@ ${extra}${volumes}`;
     assert.is(remote.containerStatuses?.[0]?.restartCount, 2);
     assert.equal(remote.containerStatuses, local.containerStatuses);
     assert.is(remote.phase, local.phase);
-    const cloudEvents = (
-      JSON.parse(
-        await kubectl([
-          '-n',
-          ns,
-          'get',
-          'events',
-          '--field-selector',
-          'involvedObject.name=web',
-          '-o',
-          'json',
-        ]),
-      ) as { items: Event[] }
-    ).items;
+    const remoteEvents = await cloudEvents('web');
     for (const e of agent.store.events.list({ involvedNamespace: ns, involvedName: 'web' }).items) {
-      const c = cloudEvents.find((x) => x.metadata.name === e.metadata.name);
+      const c = remoteEvents.find((x) => x.metadata.name === e.metadata.name);
       assert.ok(c, `event ${e.reason} "${e.message}" missing in the cloud`);
       assert.is(c.count, e.count, `${e.reason} count`);
       assert.is(c.firstTimestamp, e.firstTimestamp, `${e.reason} first time`);
       assert.is(c.lastTimestamp, e.lastTimestamp, `${e.reason} last time`);
     }
-    assert.is(cloudEvents.find((x) => x.reason === 'Offline')?.count, 3);
+    assert.is(remoteEvents.find((x) => x.reason === 'Offline')?.count, 3);
   });
 
   test('pods deleted in the cloud while offline (gracefully or forced) are stopped after reconnect', async () => {
@@ -207,6 +207,152 @@ ${extra}${volumes}`;
     );
     cri.close();
     assert.equal(left, []);
+  });
+  const runningInRuntime = async (names: string[]) => {
+    const cri = new CriClient({ endpoint: lab.endpoint });
+    try {
+      return (await cri.listContainers({ labelSelector: { [POD_NAMESPACE]: ns } })).filter(
+        (c) => c.state === 'CONTAINER_RUNNING' && names.includes(c.labels[POD_NAME] ?? ''),
+      );
+    } finally {
+      cri.close();
+    }
+  };
+
+  test('a Deployment as a cluster admin makes it: kube-scheduler binds its pods to the node and they run', async () => {
+    await apply(`
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: scheduled, namespace: ${ns}}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: scheduled}}
+  template:
+    metadata: {labels: {app: scheduled}}
+    spec:
+      nodeSelector: {kubernetes.io/hostname: ${node}}
+      terminationGracePeriodSeconds: 1
+      containers:
+        - name: main
+          image: ${lab.images.app}
+          imagePullPolicy: IfNotPresent
+          command: ["sh", "-c", "exec sleep 3600"]
+`);
+    type PodList = { items: Pod[] };
+    const scheduled = async () =>
+      (JSON.parse(await kubectl(['-n', ns, 'get', 'pods', '-l', 'app=scheduled', '-o', 'json'])) as PodList)
+        .items;
+    const allRunning = await waitFor(
+      async () => {
+        const pods = await scheduled();
+        return (
+          pods.length === 2 &&
+          pods.every(
+            (p) =>
+              !p.metadata.deletionTimestamp &&
+              p.status?.phase === 'Running' &&
+              p.status.containerStatuses?.[0]?.ready === true,
+          )
+        );
+      },
+      180_000,
+      1_000,
+    );
+    const pods = await scheduled();
+    assert.ok(allRunning, `not Running: ${JSON.stringify(pods.map((p) => [p.metadata.name, p.status]))}`);
+    // Bound by the scheduler (the manifest names no node), with what the cluster adds to every pod.
+    for (const p of pods) {
+      assert.is(p.spec.nodeName, node);
+      const { metadata, spec } = p as unknown as {
+        metadata: { ownerReferences?: { kind: string }[] };
+        spec: { volumes?: { name: string }[]; tolerations?: { key?: string }[] };
+      };
+      assert.ok(metadata.ownerReferences?.some((o) => o.kind === 'ReplicaSet'));
+      assert.ok(spec.volumes?.some((v) => v.name.startsWith('kube-api-access-')));
+      assert.ok(spec.tolerations?.some((t) => t.key === 'node.kubernetes.io/unreachable'));
+      const events = await cloudEvents(p.metadata.name!);
+      assert.ok(
+        events.some((e) => e.reason === 'Scheduled' && e.message.includes(node)),
+        `no Scheduled event: ${events.map((e) => e.reason).join(', ')}`,
+      );
+    }
+    const names = pods.map((p) => p.metadata.name!);
+    assert.is((await runningInRuntime(names)).length, 2, 'not running on containerd');
+    assert.ok(
+      await waitFor(
+        async () =>
+          (await kubectl([
+            '-n',
+            ns,
+            'get',
+            'deployment',
+            'scheduled',
+            '-o',
+            'jsonpath={.status.availableReplicas}',
+          ])) === '2',
+        120_000,
+        1_000,
+      ),
+      'the Deployment never counted 2 available replicas',
+    );
+    await kubectl(['-n', ns, 'delete', 'deployment', 'scheduled', '--wait=false']);
+    assert.ok(
+      await waitFor(async () => (await runningInRuntime(names)).length === 0, 120_000, 500),
+      'the Deployment deleted, its pods still run',
+    );
+  });
+
+  test('a pod deleted in the cloud posts its final terminated status before the node deletes it', async () => {
+    await apply(
+      podYaml('final', 'trap "exit 0" TERM; while true; do sleep 1; done').replace(
+        'terminationGracePeriodSeconds: 1',
+        'terminationGracePeriodSeconds: 30',
+      ),
+    );
+    assert.ok(await running('final'));
+    const uid = (await cloudPod('final'))!.metadata.uid;
+    const watch = await cloud.watch(`/api/v1/namespaces/${ns}/pods?fieldSelector=metadata.name=final`);
+    try {
+      await kubectl(['-n', ns, 'delete', 'pod', 'final', '--wait=false']);
+      const deleted = await waitFor(() => watch.events.find((e) => e.type === 'DELETED'), 120_000, 200);
+      assert.ok(deleted, `never deleted: ${watch.events.map((e) => e.type).join(', ')}`);
+      assert.is(deleted.object.metadata.uid, uid);
+      // The deleted object is the pod as it was last written: the node's final status.
+      const last = deleted.object.status as NonNullable<Pod['status']>;
+      assert.is(last.phase, 'Succeeded', JSON.stringify(last));
+      const term = last.containerStatuses?.[0]?.state?.terminated;
+      assert.ok(term, `not terminated: ${JSON.stringify(last.containerStatuses)}`);
+      assert.is(term.exitCode, 0);
+      assert.is(term.reason, 'Completed');
+      assert.is(last.containerStatuses?.[0]?.ready, false);
+      assert.is(last.conditions?.find((c) => c.type === 'Ready')?.status, 'False');
+    } finally {
+      watch.stop();
+    }
+  });
+
+  test('a pod deleted while offline is stopped after the relist a 410 forces (API server restarted)', async () => {
+    await apply(podYaml('relisted', 'exec sleep 3600'));
+    assert.ok(await running('relisted'));
+    cloud.proxy.cut();
+    assert.ok(await waitFor(() => agent.cloud?.link.state === 'offline', 60_000, 100));
+    await kubectl(['-n', ns, 'delete', 'pod', 'relisted', '--grace-period=0', '--force']);
+    // A restarted API server's watch cache begins after the deletion: the node's watch resumes from
+    // an older resourceVersion, gets 410 Gone and must list again; only the list can tell it.
+    await cloud.stopApiserver();
+    await cloud.startApiserver();
+    assert.ok(agent.store.pods.record(ns, 'relisted'), 'stopped while offline');
+    assert.is((await runningInRuntime(['relisted'])).length, 1);
+    cloud.proxy.restore();
+    assert.ok(
+      await waitFor(() => !agent.store.pods.record(ns, 'relisted'), 120_000, 200),
+      'not stopped after the relist',
+    );
+    assert.ok(
+      await waitFor(async () => (await runningInRuntime(['relisted'])).length === 0, 60_000, 500),
+      'still running on containerd',
+    );
+    assert.is(await cloudPod('relisted'), undefined);
   });
 }
 

@@ -1,7 +1,8 @@
 // The real control plane for the cloud suites (scripts/lab-cloud.ts), one per suite, with the
 // real kubectl as admin and a TCP proxy in front of the API server for link faults.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { request } from 'node:https';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +18,17 @@ export interface CloudLab extends ControlPlane {
   createNamespace(name: string): Promise<void>;
   /** A TCP proxy in front of the API server; node kubeconfigs may point at it. */
   proxy: FaultProxy;
+  /**
+   * Watches a collection as admin (`path` with its query, e.g. `/api/v1/namespaces/x/pods?
+   * fieldSelector=metadata.name=y`) and collects every event until stopped (the current objects
+   * first, as ADDED). Resolves once the stream is open, so every later change is seen.
+   */
+  watch(path: string): Promise<AdminWatch>;
+}
+
+export interface AdminWatch {
+  events: { type: string; object: { metadata: { name: string; uid?: string }; status?: unknown } }[];
+  stop(): void;
 }
 
 /** Starts a control plane for one suite, or registers a loudly skipped test when none can be built. */
@@ -47,10 +59,42 @@ export async function cloudLabOrSkip(
       if (input !== undefined) child.stdin?.end(input);
     });
   const proxy = await startFaultProxy(plane.port);
+  const tls = () => ({
+    ca: readFileSync(join(dir, 'ca.crt')),
+    cert: readFileSync(join(dir, 'admin.crt')),
+    key: readFileSync(join(dir, 'admin.key')),
+  });
   const lab: CloudLab = {
     ...plane,
     kubectl,
     proxy,
+    watch(path) {
+      const events: AdminWatch['events'] = [];
+      const sep = path.includes('?') ? '&' : '?';
+      return new Promise((resolve, reject) => {
+        const req = request(
+          { host: '127.0.0.1', port: plane.port, path: `${path}${sep}watch=true`, ...tls() },
+          (res) => {
+            if (res.statusCode !== 200) return reject(new Error(`watch ${path}: HTTP ${res.statusCode}`));
+            let buf = '';
+            res.setEncoding('utf8');
+            res.on('data', (d: string) => {
+              buf += d;
+              for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
+                const line = buf.slice(0, nl).trim();
+                buf = buf.slice(nl + 1);
+                if (line) events.push(JSON.parse(line));
+              }
+            });
+            res.on('error', () => {});
+            // The stream is open (headers sent): every change from here on is delivered.
+            resolve({ events, stop: () => req.destroy() });
+          },
+        );
+        req.on('error', (e) => reject(e));
+        req.end();
+      });
+    },
     async createNamespace(name) {
       await kubectl(['create', 'namespace', name]);
       // The controller manager creates `default` asynchronously; a pod created before it is refused.
