@@ -12,10 +12,9 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { CriClient } from '#lib/cri/client.ts';
 import type { Pod } from '#lib/kube/types.ts';
-import { POD_NAMESPACE } from '#lib/pods/runtime/labels.ts';
 import type { Event } from '#lib/store/events.ts';
 import { cloudLabOrSkip } from '../helpers/cloud.ts';
-import { labOrSkip, waitFor } from '../helpers/lab.ts';
+import { labOrSkip, removeSandboxes, waitFor } from '../helpers/lab.ts';
 import { ensureBundle, type OutpostProcess, spawnOutpost } from '../helpers/outpost-process.ts';
 
 const lab = await labOrSkip('test/e2e/cloud-kill.test.ts');
@@ -88,10 +87,7 @@ if (lab && cloud) {
     // The pod's containers outlive the killed agent: remove them from the shared runtime.
     const cri = new CriClient({ endpoint: lab.endpoint });
     try {
-      for (const s of await cri.listPodSandbox({ labelSelector: { [POD_NAMESPACE]: ns } })) {
-        await cri.stopPodSandbox(s.id).catch(() => {});
-        await cri.removePodSandbox(s.id).catch(() => {});
-      }
+      await removeSandboxes(cri, ns);
     } finally {
       cri.close();
     }
