@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { ManagerClient } from '#lib/dmi/manager-client.ts';
 import type { VirtualMapper } from '#lib/dmi/virtual-mapper.ts';
 import type { Device } from '#lib/kube/devices.ts';
 import {
@@ -189,6 +190,38 @@ if (cloud) {
     assert.is(local.status, 403);
   });
 
+  test('a report made while the link is cut reaches the Device in the cloud after reconnect', async () => {
+    const agent = agents.at(-1)!;
+    cloud.proxy.cut();
+    try {
+      assert.ok(await waitFor(() => agent.cloud?.link.state === 'offline', 60_000, 100), 'never offline');
+      const dmi = new ManagerClient(join(agent.dataDir, 'dmi.sock'));
+      try {
+        // A property the mapper does not report: nothing overwrites it.
+        await dmi.reportStatus('default', 'cloud-thermo', [
+          {
+            propertyName: 'offline-note',
+            reported: { value: 'noted offline', metadata: {} },
+            observedDesired: null,
+          },
+        ]);
+      } finally {
+        dmi.close();
+      }
+      assert.ok(agent.store.outbox.depth() > 0, 'nothing queued while offline');
+    } finally {
+      cloud.proxy.restore();
+    }
+    assert.ok(
+      await waitFor(
+        async () => reportedIn(await cloudDevice('cloud-thermo'), 'offline-note') === 'noted offline',
+        120_000,
+        500,
+      ),
+      `not in the cloud: ${JSON.stringify((await cloudDevice('cloud-thermo'))?.status)}`,
+    );
+  });
+
   test('the node refuses what the API server refuses, in the same words (kubectl against both)', async () => {
     const agent = agents.at(-1)!;
     const model = MODEL.replace('name: thermometer-model', 'name: diff-model');
@@ -206,16 +239,16 @@ if (cloud) {
     ];
     for (const input of cases) {
       // --validate=false: the servers' own answers, not kubectl's client-side check of the cloud's OpenAPI.
-    const remote = await kubectl(['create', '--validate=false', '-f', '-'], input).then(
+      const remote = await kubectl(['create', '--validate=false', '-f', '-'], input).then(
         () => 'accepted',
         (e: Error) => e.message.replace(/^kubectl [^:]*: /, ''),
       );
       const here = await localKubectl(agent.url, ['create', '--validate=false', '-f', '-'], { input });
       assert.is(here.code, 1, `accepted locally:\n${input}`);
       // 1.20's schema errors drop list indices (spec.properties.type); today's API servers, and
-    // Outpost, name the item (spec.properties[2].type).
-    const plain = (t: string) => t.trim().replace(/\[\d+\]/g, '');
-    assert.is(plain(here.stderr), plain(remote), input);
+      // Outpost, name the item (spec.properties[2].type).
+      const plain = (t: string) => t.trim().replace(/\[\d+\]/g, '');
+      assert.is(plain(here.stderr), plain(remote), input);
     }
   });
 
