@@ -5,6 +5,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { openMetabase } from '#db/open.ts';
 import { createApp } from '#lib/app.ts';
+import { requiredRole } from '#lib/auth/policy.ts';
 import type { CriClient } from '#lib/cri/client.ts';
 import type { Container, ContainerFilter } from '#lib/cri/types.ts';
 import { notFound, unavailable } from '#lib/kube/status.ts';
@@ -233,11 +234,33 @@ test('keadm POST .../pods/restart: a body that is not a list of names is a 400/4
   assert.equal(stops, []);
 });
 
-test('GET on .../pods/restart still reads a pod named "restart"', async () => {
+test('a pod named "restart": GET, DELETE and its subresources address the pod, POST stays keadm\'s', async () => {
+  reset();
   store.pods.put(pod('restart'), 'api');
-  const res = await app.request('/api/v1/namespaces/default/pods/restart');
-  assert.is(res.status, 200);
-  assert.is(((await res.json()) as Pod).metadata.name, 'restart');
+  const path = '/api/v1/namespaces/default/pods/restart';
+  for (const p of [path, `${path}/`, '/pods/default/restart']) {
+    const res = await app.request(p);
+    assert.is(res.status, 200, p);
+    assert.is(((await res.json()) as Pod).metadata.name, 'restart', p);
+  }
+  // The roles follow the operation, not the word: reading it is a viewer's, deleting an operator's.
+  assert.is(requiredRole('GET', path), 'viewer');
+  assert.is(requiredRole('DELETE', path), 'operator');
+  running = [{ id: 'r1', pod: 'restart', container: 'main' }];
+  const own = await post(`${path}/restart`);
+  assert.equal(
+    [own.code, own.body.name, own.body.stopped],
+    [200, 'restart', [{ container: 'main', id: 'r1' }]],
+  );
+  const keadm = await post(path, '["restart"]');
+  assert.equal([keadm.code, keadm.body.errMessages], [200, []]);
+  stops = [];
+  const del = await app.request(path, { method: 'DELETE' });
+  assert.is(del.status, 200);
+  assert.is(((await del.json()) as Pod).metadata.name, 'restart');
+  assert.equal(stops, [], 'a delete is not a restart');
+  const after = store.pods.get('default', 'restart');
+  assert.ok(!after || after.metadata.deletionTimestamp, 'deleted, or terminating');
 });
 
 test('registry: marks expire after ten minutes', () => {
