@@ -152,12 +152,17 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
       `Running pods are adopted. Not recovered: ${r.lost}`;
     log.error({ problems: r.problems, movedTo: r.movedTo, snapshot: r.snapshot?.path }, message);
     metrics.metabaseRecovery(r.snapshot ? 'snapshot' : 'rebuilt');
-    store.events.record(
-      { kind: 'Node', namespace: 'default', name: config.nodeName, uid: config.nodeName },
-      'Warning',
-      'MetabaseRecovered',
-      message,
-    );
+    try {
+      store.events.record(
+        { kind: 'Node', namespace: 'default', name: config.nodeName, uid: config.nodeName },
+        'Warning',
+        'MetabaseRecovered',
+        message,
+      );
+    } catch (err) {
+      // A full disk must not stop a start that recovered: the log line and /readyz say it anyway.
+      if (!store.disk.noteError(err)) throw err;
+    }
   }
   timeMetabaseWrites(metabase.sqlite, (seconds) => metrics.metabaseWrite(seconds));
   const cri =
