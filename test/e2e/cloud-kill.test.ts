@@ -148,8 +148,11 @@ spec:
     await agent.kill9();
     agent = await start();
     // Still offline: what was queued survived the kill.
-    assert.is(await metric(agent, 'outpost_cloud_link_online'), 0);
-    assert.ok(((await metric(agent, 'outpost_cloud_outbox_depth')) ?? 0) > 0, 'the outbox was lost');
+    assert.ok(
+      await waitFor(async () => ((await metric(agent, 'outpost_cloud_outbox_depth')) ?? 0) > 0, 60_000, 250),
+      'the outbox was lost',
+    );
+    assert.is.not(await metric(agent, 'outpost_cloud_link_online'), 1);
     assert.ok(await waitFor(async () => steady(await localPod(agent), 2), 120_000, 500), 'not adopted');
 
     cloud.proxy.restore();
