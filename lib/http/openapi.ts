@@ -6,8 +6,8 @@
 import { createHash } from 'node:crypto';
 import { DEVICE_GROUP, DEVICE_VERSION } from '#lib/kube/devices.ts';
 import { coreSchemas } from '#lib/kube/openapi/core.ts';
+import { V1 } from '#lib/kube/openapi/core-ref.ts';
 import { DEVICES, deviceSchemas } from '#lib/kube/openapi/devices.ts';
-import { V1 } from '#lib/kube/openapi/pod.ts';
 import { REF_PREFIX, type Schema } from '#lib/kube/openapi/schema.ts';
 import { StatusError } from '#lib/kube/status.ts';
 import { type ApiResource, apiGroups, coreResources } from './discovery.ts';

@@ -1,11 +1,13 @@
 // ConfigMap, Secret, Node, Event and Namespace schemas, and the lists of every core kind.
+
+import { r, V1 } from './core-ref.ts';
 import { META, metaSchemas, objectMeta } from './meta.ts';
-import { podSchemas, V1 } from './pod.ts';
+import { podSchemas } from './pod.ts';
 import {
   bool,
   int,
-  kind,
   keyedList,
+  kind,
   list,
   listKind,
   map,
@@ -19,7 +21,6 @@ import {
   time,
 } from './schema.ts';
 
-const r = (name: string, description?: string) => ref(`${V1}${name}`, description);
 const bytes = (description: string): Schema => ({ type: 'string', format: 'byte', description });
 
 function nodeSchemas(): Record<string, Schema> {

@@ -1,12 +1,12 @@
 // Object and list metadata (meta/v1) as Outpost stores and serves it.
 import {
-  INT_OR_STRING,
-  QUANTITY,
   anyObject,
   bool,
+  INT_OR_STRING,
   int,
   list,
   obj,
+  QUANTITY,
   ref,
   type Schema,
   str,
