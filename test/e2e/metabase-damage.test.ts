@@ -30,13 +30,13 @@ if (lab) {
   writeFileSync(join(manifests, 'pods.yaml'), [pod('alpha'), pod('beta')].join('---\n'));
   const cri = new CriClient({ endpoint: lab.endpoint });
   const started: OutpostProcess[] = [];
-  const start = async (dataDir: string) => {
+  const start = async (dataDir: string, interval = '0') => {
     const p = await spawnOutpost({
       dataDir,
       runtimeEndpoint: lab.endpoint,
       nodeName: 'dmg-node',
       manifests,
-      args: ['--snapshot-interval', '0'],
+      args: ['--snapshot-interval', interval, '--snapshot-keep', '2'],
     });
     started.push(p);
     return p;
@@ -86,9 +86,17 @@ if (lab) {
   let containers: Awaited<ReturnType<typeof running>>;
 
   test('a real metabase: two pods run, a snapshot is taken beside the agent, kill -9 adopts', async () => {
-    let first = await start(original);
+    let first = await start(original, '1s');
     containers = await running(first);
     assert.ok(containers, 'both pods run');
+    // The schedule (every second here, the first after one second) writes verified snapshots.
+    const scheduled = await waitFor(async () => {
+      const text = await (await fetch(`${first.url}/metrics`)).text();
+      return Number(/^outpost_metabase_snapshots_total\{result="ok"\} (\d+)/m.exec(text)?.[1]) >= 2;
+    }, 60_000);
+    assert.ok(scheduled, 'two scheduled snapshots');
+    const files = readdirSync(join(original, 'snapshots')).filter((f) => f.endsWith('-scheduled.db'));
+    assert.ok(files.length >= 1 && files.length <= 2, `--snapshot-keep 2: ${files.join(' ')}`);
     const snap = outpost('snapshot', '--data-dir', original);
     assert.is(snap.status, 0, snap.stderr);
     assert.match(snap.stdout, /-manual\.db\t.*\tverified/);
@@ -125,7 +133,7 @@ if (lab) {
     const body = await readyz(p);
     assert.match(
       body,
-      /\[\+\]metabase ok \(recovered from a damaged file .*restored the snapshot .*-manual\.db/,
+      /\[\+\]metabase ok \(recovered from a damaged file .*restored the snapshot .*-(manual|scheduled)\.db/,
     );
     assert.match(body, 'not recovered: changes after the snapshot');
     assert.is(await metric(p, 'snapshot'), 1);
