@@ -2,7 +2,9 @@ import { readFileSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { DEVICE_MODEL_SCHEMA, DEVICE_SCHEMA } from '#lib/kube/device-schema.ts';
-import { validateSchema } from '#lib/kube/openapi-validate.ts';
+import { DEVICES, deviceSchemas } from '#lib/kube/openapi/devices.ts';
+import { REF_PREFIX } from '#lib/kube/openapi/schema.ts';
+import { type JsonSchema, validateSchema } from '#lib/kube/openapi-validate.ts';
 import { CRD_FILE, crdYaml } from '../../scripts/gen-crds.ts';
 
 test('deploy/crds/devices.kubeedge.io.yaml is generated from the schema (run `npm run gen`)', () => {
@@ -59,6 +61,36 @@ test('nulls are absent, unknown fields and preserved objects pass, patterns and 
       'Invalid value: "A": s in body should match \'^[a-z]+$\'',
     ],
   );
+});
+
+/** Every field path with its type and enum, following the explain schemas' references. */
+function fields(
+  s: JsonSchema & { allOf?: { $ref: string }[] },
+  all: Record<string, unknown>,
+  path = '',
+): string[] {
+  let node = s;
+  while (node.allOf?.[0]) node = all[node.allOf[0].$ref.replace(REF_PREFIX, '')] as typeof node;
+  const here = path ? [`${path}: ${node.type ?? '?'}${node.enum ? ` ${node.enum.join('|')}` : ''}`] : [];
+  if (path.endsWith('configData') || path.endsWith('pushMethod') || path === 'metadata') return here;
+  const props = Object.entries(node.properties ?? {}).flatMap(([k, v]) =>
+    fields(v, all, path ? `${path}.${k}` : k),
+  );
+  const items = node.items ? fields(node.items, all, `${path}[]`) : [];
+  return [...here, ...props, ...items].sort();
+}
+
+test('kubectl explain describes the fields the CRD schema validates (same names, types, enums)', () => {
+  const all = deviceSchemas() as Record<string, unknown>;
+  for (const [kind, schema] of [
+    ['Device', DEVICE_SCHEMA],
+    ['DeviceModel', DEVICE_MODEL_SCHEMA],
+  ] as const) {
+    const explained = fields(all[`${DEVICES}${kind}`] as JsonSchema, all).filter(
+      (f) => !f.startsWith('metadata.'),
+    );
+    assert.equal(explained, fields(schema, all), kind);
+  }
 });
 
 test.run();

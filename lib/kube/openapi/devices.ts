@@ -7,12 +7,14 @@ import {
   int,
   keyedList,
   kind,
+  list,
   listKind,
   obj,
   ref,
   type Schema,
   str,
   stringMap,
+  strings,
   time,
 } from './schema.ts';
 
@@ -45,6 +47,18 @@ export function deviceSchemas(): Record<string, Schema> {
           r('DeviceProperty'),
           'name',
           'Properties of the device and their desired values.',
+        ),
+        methods: list(
+          obj(
+            'One method of the device.',
+            {
+              name: str('Name of the method.'),
+              description: str('What the method does.'),
+              propertyNames: strings('The properties the method controls.'),
+            },
+            ['name'],
+          ),
+          'Methods of the device: named operations over some of its properties.',
         ),
       }),
       status: obj('The reported device.', {
