@@ -12,7 +12,7 @@ import type { Pod } from '#lib/kube/types.ts';
 import { POD_NAME, POD_NAMESPACE } from '#lib/pods/runtime/labels.ts';
 import { startTestAgent, type TestAgent } from '../helpers/agent.ts';
 import { cloudLabOrSkip } from '../helpers/cloud.ts';
-import { labOrSkip, waitFor } from '../helpers/lab.ts';
+import { labOrSkip, removeSandboxes, waitFor } from '../helpers/lab.ts';
 
 const file = 'test/e2e/cloud-eviction.test.ts';
 const lab = await labOrSkip(file);
@@ -89,10 +89,11 @@ spec:
     );
   });
   test.after(async () => {
-    await kubectl(['delete', 'namespace', ns, '--wait=false']).catch(() => {});
-    if (agent) await waitFor(() => agent.store.pods.records({ source: 'cloud' }).length === 0, 60_000, 500);
     await agent?.stop();
     await keeper?.stop();
+    // The pods outlive the agent: remove them from the shared runtime.
+    const cri = new CriClient({ endpoint: lab.endpoint });
+    await removeSandboxes(cri, ns).finally(() => cri.close());
     await cloud.stop();
   });
 

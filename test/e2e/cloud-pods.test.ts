@@ -14,7 +14,7 @@ import { POD_NAME, POD_NAMESPACE } from '#lib/pods/runtime/labels.ts';
 import type { Event } from '#lib/store/events.ts';
 import { startTestAgent, type TestAgent } from '../helpers/agent.ts';
 import { cloudLabOrSkip } from '../helpers/cloud.ts';
-import { labOrSkip, waitFor } from '../helpers/lab.ts';
+import { labOrSkip, removeSandboxes, waitFor } from '../helpers/lab.ts';
 
 const lab = await labOrSkip('test/e2e/cloud-pods.test.ts');
 const cloud = lab && (await cloudLabOrSkip('test/e2e/cloud-pods.test.ts'));
@@ -77,6 +77,9 @@ ${extra}${volumes}`;
   });
   test.after(async () => {
     await agent?.stop();
+    // The pods outlive the agent: remove them from the shared runtime.
+    const cri = new CriClient({ endpoint: lab.endpoint });
+    await removeSandboxes(cri, ns).finally(() => cri.close());
     await cloud.stop();
   });
 
