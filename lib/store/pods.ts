@@ -65,6 +65,11 @@ export class PodStore {
    * outside the lifecycle manager (`outpost.io/RuntimeReachable`) rides along with its writes.
    */
   statusHook: ((status: PodStatus, stored: PodStatus | undefined) => PodStatus) | undefined;
+  /**
+   * Called with the uid of each pod put adds, once that is committed: how the owner of such a
+   * condition gives a status to a pod the lifecycle manager is not there to see (runtime down).
+   */
+  addedHook: ((uid: string) => void) | undefined;
 
   constructor(
     mb: Metabase,
@@ -176,7 +181,8 @@ export class PodStore {
    * an unchanged object is not written. Returns what happened.
    */
   put(pod: Pod, source: Source, origin: string | null = null): 'ADDED' | 'MODIFIED' | 'UNCHANGED' {
-    return this.#sqlite.transaction(() => {
+    let added: string | undefined;
+    const result = this.#sqlite.transaction(() => {
       const namespace = pod.metadata.namespace ?? 'default';
       const name = pod.metadata.name!;
       const existing = this.#byName.get(namespace, name);
@@ -207,8 +213,11 @@ export class PodStore {
         .run(uid, namespace, name, desired.spec.nodeName ?? '', source, origin, JSON.stringify(desired), rv);
       const type = existing ? 'MODIFIED' : 'ADDED';
       this.#publish(type, uid, rv);
+      if (!existing) added = uid;
       return type;
     })();
+    if (added) this.addedHook?.(added);
+    return result;
   }
 
   /**

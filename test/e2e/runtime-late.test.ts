@@ -42,31 +42,31 @@ if (!hasContainerd && !ci) {
   const configured = `unix://${join(labDir, 'configured.sock')}`;
   const ns = `late-${Math.random().toString(36).slice(2, 7)}`;
 
+  /** A pod that sleeps, on the lab's image. */
+  const sleeper = (name: string, namespace: string, nodeName?: string): Pod => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace },
+    spec: {
+      ...(nodeName ? { nodeName } : {}),
+      terminationGracePeriodSeconds: 1,
+      containers: [
+        {
+          name: 'main',
+          image: LAB_IMAGES.app,
+          imagePullPolicy: 'IfNotPresent',
+          command: ['sh', '-c', 'exec sleep 3600'],
+        },
+      ],
+    },
+  });
+
   // The metabase as an earlier run left it: two pods bound to this node, never run here yet.
   const dataDir = mkdtempSync(join(tmpdir(), 'outpost-e2e-late-'));
   {
     const mb = openMetabase(dataDir);
     const store = createStore(mb, { host: 'late-node' });
-    for (const name of ['web', 'worker']) {
-      const pod: Pod = {
-        apiVersion: 'v1',
-        kind: 'Pod',
-        metadata: { name, namespace: ns },
-        spec: {
-          nodeName: 'late-node',
-          terminationGracePeriodSeconds: 1,
-          containers: [
-            {
-              name: 'main',
-              image: LAB_IMAGES.app,
-              imagePullPolicy: 'IfNotPresent',
-              command: ['sh', '-c', 'exec sleep 3600'],
-            },
-          ],
-        },
-      };
-      store.pods.put(pod, 'manifest');
-    }
+    for (const name of ['web', 'worker']) store.pods.put(sleeper(name, ns, 'late-node'), 'manifest');
     mb.close();
   }
 
@@ -108,6 +108,23 @@ if (!hasContainerd && !ci) {
     }, 60_000);
     assert.ok(ready, JSON.stringify((await pod('web')).status));
     assert.is(ready.status, 'False');
+  });
+
+  test('a pod created through the API while the runtime is down is marked the same at once', async () => {
+    // Its own namespace, so the checks on the two stored pods below stay theirs.
+    const res = await fetch(`${agent.url}/api/v1/namespaces/${ns}-added/pods`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(sleeper('added', `${ns}-added`)),
+    });
+    assert.is(res.status, 201, await res.clone().text());
+    const created = (await res.json()) as Pod;
+    const p = (await (await get(`/api/v1/namespaces/${ns}-added/pods/added`)).json()) as Pod;
+    const c = reachable(p);
+    assert.equal([c?.status, c?.reason], ['False', 'RuntimeUnavailable'], JSON.stringify(p.status));
+    const ready = p.status?.conditions?.find((x) => x.type === 'Ready');
+    assert.equal([ready?.status, ready?.reason], ['False', 'RuntimeUnreachable'], JSON.stringify(p.status));
+    assert.is(created.metadata.name, 'added');
   });
 
   test('/readyz?verbose shows the runtime module backing off; liveness is fine', async () => {

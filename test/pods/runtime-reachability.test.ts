@@ -15,16 +15,19 @@ const ENOENT = new Error(
   `container runtime at ${ENDPOINT} is unavailable: No connection established. Last error: Error: connect ENOENT /run/containerd/containerd.sock. Resolution note: `,
 );
 
+/** A pod bound to `nodeName` (edge-1 is this node). */
+const podOn = (name: string, nodeName = 'edge-1', resources?: object): Pod => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: { name, namespace: 'default' },
+  spec: { nodeName, containers: [{ name: 'main', image: 'busybox', ...(resources ? { resources } : {}) }] },
+});
+
 function setup() {
   let t = Date.parse('2026-03-01T10:00:00Z');
   const now = () => t;
   const store = createStore(openMetabase(':memory:'), { host: 'edge-1', now });
-  const pod = (name: string, nodeName = 'edge-1', resources?: object): Pod => ({
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: { name, namespace: 'default' },
-    spec: { nodeName, containers: [{ name: 'main', image: 'busybox', ...(resources ? { resources } : {}) }] },
-  });
+  const pod = podOn;
   store.pods.put(pod('web'), 'manifest');
   store.pods.put(pod('db', 'edge-1', { limits: { cpu: '1', memory: '1Gi' } }), 'manifest');
   store.pods.put(pod('elsewhere', 'edge-2'), 'api');
@@ -120,6 +123,48 @@ test('before the runtime was ever tried, a status written keeps the condition it
   assert.is(s.cond('web')!.status, 'False');
 });
 
+test('a pod added while the runtime is down gets the condition at once; one added while it answers or for another node does not', () => {
+  const s = setup();
+  const add = (name: string, nodeName = 'edge-1') => s.store.pods.put(podOn(name, nodeName), 'api');
+  add('early'); // before the runtime was tried: nothing known yet
+  assert.is(s.cond('early'), undefined);
+  s.reach.down(ENOENT);
+  s.advance(5000);
+  add('late');
+  const c = s.cond('late')!;
+  assert.equal([c.status, c.reason], ['False', 'RuntimeUnavailable']);
+  assert.is(c.lastTransitionTime, '2026-03-01T10:00:00Z', 'since the outage began');
+  assert.is(s.store.pods.get('default', 'late')!.status!.phase, 'Pending');
+  add('away', 'edge-2');
+  assert.is(s.cond('away'), undefined, 'a pod bound to another node is not ours to mark');
+  s.reach.up();
+  const rv = s.store.rv.current;
+  add('fresh');
+  assert.is(s.store.rv.current, rv + 1, 'while the runtime answers the lifecycle manager writes the status');
+});
+
+test('a pod added after the grace period is shown not ready (RuntimeUnreachable) at once', async () => {
+  const { ManualClock } = await import('#lib/clock.ts');
+  const clock = new ManualClock(Date.parse('2026-03-01T10:00:00Z'));
+  const store = createStore(openMetabase(':memory:'), { host: 'edge-1', now: () => clock.now() });
+  const reach = new RuntimeReachability({
+    store,
+    nodeName: 'edge-1',
+    endpoint: ENDPOINT,
+    now: () => clock.now(),
+    clock,
+    log: silentLogger,
+  });
+  reach.down(ENOENT);
+  clock.advance(41_000);
+  store.pods.put(podOn('new'), 'manifest');
+  const conditions = store.pods.get('default', 'new')!.status!.conditions ?? [];
+  const ready = conditions.find((c) => c.type === 'Ready');
+  assert.equal([ready?.status, ready?.reason], ['False', 'RuntimeUnreachable']);
+  assert.is(conditions.find((c) => c.type === RUNTIME_REACHABLE)?.status, 'False');
+  reach.close();
+});
+
 test('unreachableMessage: errno in a few words, else the first sentence of the error', () => {
   assert.match(unreachableMessage('unix:///x', new Error('connect EACCES /x')), /\(connect: EACCES\)/);
   assert.is(
@@ -132,15 +177,7 @@ test('unreachable for 40 s: Ready and ContainersReady False (RuntimeUnreachable)
   const { ManualClock } = await import('#lib/clock.ts');
   const clock = new ManualClock(Date.parse('2026-03-01T10:00:00Z'));
   const store = createStore(openMetabase(':memory:'), { host: 'edge-1', now: () => clock.now() });
-  store.pods.put(
-    {
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: { name: 'web', namespace: 'default' },
-      spec: { nodeName: 'edge-1', containers: [{ name: 'main', image: 'busybox' }] },
-    },
-    'manifest',
-  );
+  store.pods.put(podOn('web'), 'manifest');
   const uid = store.pods.record('default', 'web')!.uid;
   let recovered = 0;
   const reach = new RuntimeReachability({

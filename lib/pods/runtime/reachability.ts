@@ -16,6 +16,7 @@ import { type Clock, systemClock, type Timer } from '#lib/clock.ts';
 import type { PodCondition, PodStatus } from '#lib/kube/types.ts';
 import type { Logger } from '#lib/log.ts';
 import type { Store } from '#lib/store/index.ts';
+import type { PodRecord } from '#lib/store/pods.ts';
 import { qosClass } from './status.ts';
 
 export const RUNTIME_REACHABLE = 'outpost.io/RuntimeReachable';
@@ -82,6 +83,11 @@ export class RuntimeReachability {
   constructor(o: RuntimeReachabilityOptions) {
     this.#o = o;
     o.store.pods.statusHook = (status, stored) => this.decorate(status, stored);
+    // A pod added while the runtime is down: no lifecycle manager writes its status, so this does.
+    o.store.pods.addedHook = (uid) => {
+      const rec = this.#state && !this.#state.ok ? o.store.pods.recordByUid(uid) : undefined;
+      if (rec && (rec.desired.spec.nodeName ?? '') === o.nodeName) this.#write([rec]);
+    };
   }
 
   /** True or false once the runtime was tried, undefined before. */
@@ -213,12 +219,17 @@ export class RuntimeReachability {
 
   /** Rewrites the status of every pod of this node, so the hook sets the condition on each. */
   #writeAll(): void {
-    const { store, nodeName, log } = this.#o;
+    this.#write(this.#o.store.pods.records({ nodeName: this.#o.nodeName }));
+  }
+
+  /** Rewrites the status of these pods, in one transaction. */
+  #write(records: PodRecord[]): void {
+    const { store, log } = this.#o;
     const sqlite = store.metabase.sqlite;
     if (!sqlite.open) return;
     try {
       sqlite.transaction(() => {
-        for (const rec of store.pods.records({ nodeName })) {
+        for (const rec of records) {
           const served = store.pods.get(rec.namespace, rec.name)?.status;
           // A pod nothing reported on yet is served as Pending: store that, with the condition.
           const status =
