@@ -15,7 +15,12 @@ import { garbagePage } from '../helpers/corrupt.ts';
 
 const capture = () => {
   let text = '';
-  return { out: (s: string) => void (text += s), text: () => text };
+  return {
+    out: (s: string) => {
+      text += s;
+    },
+    text: () => text,
+  };
 };
 
 function seeded(names: string[]): string {

@@ -5,7 +5,7 @@ import { X509Certificate } from 'node:crypto';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { openMetabase } from '#db/open.ts';
-import { ApiError, UnreachableError } from '#lib/cloud/context.ts';
+import { type ApiError, UnreachableError } from '#lib/cloud/context.ts';
 import { attributesOf, NodeAuth } from '#lib/cloud/node-auth.ts';
 import { newKey, selfSignedCertificate } from '#lib/cloud/x509.ts';
 import type { CriClient } from '#lib/cri/client.ts';
