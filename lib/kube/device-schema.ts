@@ -6,52 +6,107 @@
 import { DEVICE_GROUP, DEVICE_VERSION } from './devices.ts';
 import type { JsonSchema } from './openapi-validate.ts';
 
-const str: JsonSchema = { type: 'string' };
-const int64: JsonSchema = { type: 'integer', format: 'int64' };
-const bool: JsonSchema = { type: 'boolean' };
-const obj = (properties: Record<string, JsonSchema>, required?: string[]): JsonSchema => ({
+// Every field carries its description: the CRDs hold them (so `kubectl explain` on a cluster reads
+// them) and Outpost's OpenAPI v3 document is derived from these schemas (lib/kube/openapi/devices.ts).
+const str = (description: string, values?: string[]): JsonSchema =>
+  values ? { type: 'string', enum: values, description } : { type: 'string', description };
+const nanos = (what: string): JsonSchema => ({
+  type: 'integer',
+  format: 'int64',
+  description: `${what}, in nanoseconds (Go time.Duration).`,
+});
+const bool = (description: string): JsonSchema => ({ type: 'boolean', description });
+const obj = (
+  description: string,
+  properties: Record<string, JsonSchema>,
+  required?: string[],
+): JsonSchema => ({
   type: 'object',
+  description,
   properties,
   ...(required ? { required } : {}),
 });
-const list = (items: JsonSchema): JsonSchema => ({ type: 'array', items });
-const stringMap: JsonSchema = { type: 'object', additionalProperties: str };
-const anyObject: JsonSchema = { type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
-const twinProperty = obj({ value: str, metadata: stringMap }, ['value']);
-const meta = { apiVersion: str, kind: str, metadata: { type: 'object' } } satisfies Record<
-  string,
-  JsonSchema
->;
+const list = (description: string, items: JsonSchema): JsonSchema => ({ type: 'array', description, items });
+const stringMap = (description: string): JsonSchema => ({
+  type: 'object',
+  description,
+  additionalProperties: { type: 'string' },
+});
+const anyObject = (description: string): JsonSchema => ({
+  type: 'object',
+  description,
+  'x-kubernetes-preserve-unknown-fields': true,
+});
+const twinProperty = (description: string) =>
+  obj(
+    description,
+    { value: str('The value, as a string.'), metadata: stringMap('Metadata such as timestamp and type.') },
+    ['value'],
+  );
+const meta = {
+  apiVersion: str('The versioned schema of this representation of the object.'),
+  kind: str('The kind of object this is, in CamelCase.'),
+  // The API server refuses anything but name and generateName under a CRD's metadata.
+  metadata: { type: 'object' },
+} satisfies Record<string, JsonSchema>;
 
 /** The v1beta1 Device schema (spec from the node's point of view, status as the node reports it). */
-export const DEVICE_SCHEMA: JsonSchema = obj({
+export const DEVICE_SCHEMA: JsonSchema = obj('A device driven by a mapper through DMI.', {
   ...meta,
-  spec: obj({
-    deviceModelRef: obj({ name: str }),
-    nodeName: str,
+  spec: obj('The desired device.', {
+    deviceModelRef: obj('The model of the device.', { name: str('Name of the DeviceModel.') }),
+    nodeName: str('The node the device is attached to.'),
     properties: list(
+      'Properties of the device and their desired values.',
       obj(
+        'One property of a device.',
         {
-          name: str,
-          desired: twinProperty,
-          visitors: obj({ protocolName: str, configData: anyObject }),
-          reportCycle: int64,
-          collectCycle: int64,
-          reportToCloud: bool,
-          pushMethod: anyObject,
+          name: str('Name of the property, as in the model.'),
+          desired: twinProperty('The value the mapper writes to the device.'),
+          visitors: obj('How the mapper reads the property.', {
+            protocolName: str('The protocol.'),
+            configData: anyObject('Protocol settings of the property.'),
+          }),
+          reportCycle: nanos('How often the value is reported'),
+          collectCycle: nanos('How often the value is read from the device'),
+          reportToCloud: bool('Whether the value goes to the cloud.'),
+          pushMethod: anyObject('Where the mapper pushes values (MQTT, HTTP, ...).'),
         },
         ['name'],
       ),
     ),
-    methods: list(obj({ name: str, description: str, propertyNames: list(str) }, ['name'])),
-    protocol: obj({ protocolName: str, configData: anyObject }),
-  }),
-  status: obj({
-    twins: list(
-      obj({ propertyName: str, reported: twinProperty, observedDesired: twinProperty }, ['propertyName']),
+    methods: list(
+      'Methods the device offers, each a set of properties written together.',
+      obj(
+        'One method.',
+        {
+          name: str('Name of the method.'),
+          description: str('What it does.'),
+          propertyNames: list('The properties it writes.', { type: 'string' }),
+        },
+        ['name'],
+      ),
     ),
-    state: str,
-    lastOnlineTime: str,
+    protocol: obj('How the mapper reaches the device.', {
+      protocolName: str('The protocol, which picks the mapper.'),
+      configData: anyObject('Protocol settings, passed to the mapper as written.'),
+    }),
+  }),
+  status: obj('The reported device.', {
+    twins: list(
+      'Reported and desired value per property.',
+      obj(
+        'Reported and desired value of a property.',
+        {
+          propertyName: str('The property.'),
+          reported: twinProperty('The value the mapper last reported.'),
+          observedDesired: twinProperty('The desired value the mapper has seen.'),
+        },
+        ['propertyName'],
+      ),
+    ),
+    state: str('State the mapper reports (e.g. online, offline).'),
+    lastOnlineTime: str('When the device was last online.'),
   }),
 });
 
@@ -61,20 +116,22 @@ export const PROPERTY_TYPES = ['INT', 'FLOAT', 'DOUBLE', 'STRING', 'BOOLEAN', 'B
 export const ACCESS_MODES = ['ReadWrite', 'ReadOnly'];
 
 /** The v1beta1 DeviceModel schema. */
-export const DEVICE_MODEL_SCHEMA: JsonSchema = obj({
+export const DEVICE_MODEL_SCHEMA: JsonSchema = obj('The properties shared by devices of one kind.', {
   ...meta,
-  spec: obj({
-    protocol: str,
+  spec: obj('The model.', {
+    protocol: str('The protocol of the devices.'),
     properties: list(
+      'Properties of the devices.',
       obj(
+        'One property.',
         {
-          name: str,
-          description: str,
-          type: { type: 'string', enum: PROPERTY_TYPES },
-          accessMode: { type: 'string', enum: ACCESS_MODES },
-          minimum: str,
-          maximum: str,
-          unit: str,
+          name: str('Name of the property.'),
+          description: str('What it is.'),
+          type: str('Value type.', PROPERTY_TYPES),
+          accessMode: str('Whether it can be written.', ACCESS_MODES),
+          minimum: str('Minimum value.'),
+          maximum: str('Maximum value.'),
+          unit: str('Unit of the value.'),
         },
         ['name'],
       ),
