@@ -49,7 +49,7 @@ export interface Listable<T extends KubeObject> {
     limit?: number,
   ): Page<T>;
   table(items: readonly T[], now: number, opts: ToTableOptions): Table;
-  /** The item's JSON, when the store keeps it encoded. */
+  /** The item's JSON as a list item (see `listItem`), when the store keeps it encoded. */
   encode?(item: T): string;
 }
 
@@ -105,12 +105,23 @@ export function listOrWatch<T extends KubeObject>(
   const metadata: Record<string, string> = { resourceVersion: rv };
   if (token) metadata.continue = token;
   const apiVersion = r.apiVersion ?? 'v1';
-  if (!r.encode) return c.json({ kind: r.listKind, apiVersion, metadata, items });
+  if (!r.encode)
+    return c.json({ kind: r.listKind, apiVersion, metadata, items: items.map((i) => listItem(r, i)) });
   const head = JSON.stringify({ kind: r.listKind, apiVersion, metadata }).slice(0, -1);
   const encode = r.encode;
   return c.body(`${head},"items":[${items.map((i) => encode(i)).join(',')}]}`, 200, {
     'Content-Type': 'application/json',
   });
+}
+
+/**
+ * An item as a list carries it: built-in kinds without kind and apiVersion (kube-apiserver leaves
+ * them to the list's kind; every client fills them in), custom resources whole, as for CRDs.
+ */
+function listItem<T extends KubeObject>(r: Listable<T>, item: T): T {
+  if (r.apiVersion !== undefined) return item;
+  const { kind: _k, apiVersion: _v, ...rest } = item;
+  return rest as T;
 }
 
 function watch<T extends KubeObject>(

@@ -28,7 +28,7 @@ export const podsResource = (store: Store): Listable<Pod> => ({
     return { items, resourceVersion: page.resourceVersion, next: [last.namespace!, last.name!] };
   },
   table: (items, now, opts) => podTable(items, now, opts),
-  encode: (pod) => store.pods.encode(pod),
+  encode: (pod) => store.pods.encodeItem(pod),
 });
 
 /** Events as a listable resource, with the involved object pushed into SQL. */

@@ -59,7 +59,7 @@ export class PodStore {
    * Served pods by uid, valid for one resourceVersion: the merge and the JSON encoding are done
    * once per change instead of once per read. The metabase stays the only source of truth.
    */
-  readonly #served = new Map<string, { rv: number; pod: Pod; json: string }>();
+  readonly #served = new Map<string, { rv: number; pod: Pod; json: string; item?: string }>();
   /**
    * Applied to every status setStatus stores, with the one stored before: how a condition owned
    * outside the lifecycle manager (`outpost.io/RuntimeReachable`) rides along with its writes.
@@ -103,6 +103,15 @@ export class PodStore {
   encode(pod: Pod): string {
     const hit = this.#served.get(pod.metadata.uid ?? '');
     return hit && hit.pod === pod ? hit.json : JSON.stringify(pod);
+  }
+
+  /** The JSON of a pod as an item of a PodList: without kind and apiVersion, as kube-apiserver lists (cached too). */
+  encodeItem(pod: Pod): string {
+    const hit = this.#served.get(pod.metadata.uid ?? '');
+    const item = () => JSON.stringify({ ...pod, kind: undefined, apiVersion: undefined });
+    if (!hit || hit.pod !== pod) return item();
+    hit.item ??= item();
+    return hit.item;
   }
 
   #serve(row: PodRow): { pod: Pod; json: string } {

@@ -76,4 +76,20 @@ test('sendInitialEvents=true ends the initial events with a bookmark', async () 
   assert.is(ev[1]!.object.kind, 'Pod');
 });
 
+test('list items of built-in kinds carry no kind or apiVersion, as kube-apiserver lists them', async () => {
+  const { app } = testApp();
+  await app.request('/api/v1/namespaces/default/pods', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: pod('a'),
+  });
+  const list = (await (await app.request('/api/v1/namespaces/default/pods')).json()) as any;
+  assert.is(list.kind, 'PodList');
+  assert.is(list.items[0].metadata.name, 'a');
+  assert.is(list.items[0].kind, undefined);
+  assert.is(list.items[0].apiVersion, undefined);
+  // A single GET still names its kind.
+  assert.is(((await (await app.request('/api/v1/namespaces/default/pods/a')).json()) as any).kind, 'Pod');
+});
+
 test.run();
