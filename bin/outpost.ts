@@ -53,6 +53,15 @@ program
     'take a verified metabase snapshot this often (default 15m, 0 = off)',
   )
   .option('--snapshot-keep <n>', 'metabase snapshots kept in DATA_DIR/snapshots (default 3)')
+  .option('--container-log-max-size <size>', 'rotate a container log past this size (default 10Mi)')
+  .option(
+    '--container-log-max-files <n>',
+    'log files kept per container, the current one included (default 5)',
+  )
+  .option(
+    '--container-log-monitor-interval <duration>',
+    'how often container log sizes are checked (default 10s)',
+  )
   .addOption(
     new Option('--log-level <level>', 'log level').choices(['debug', 'info', 'warn', 'error', 'silent']),
   )

@@ -14,6 +14,7 @@ import { ManifestSync } from '#lib/manifests/sync.ts';
 import { MqttBridge } from '#lib/mqtt/bridge.ts';
 import { mqttClientOptions } from '#lib/mqtt/options.ts';
 import type { NodeApi } from '#lib/node-api/module.ts';
+import { ContainerLogRotator } from '#lib/pods/logs/rotate.ts';
 import { ProbeManager } from '#lib/pods/probes/index.ts';
 import { RuntimeFinder, runtimeCandidates } from '#lib/pods/runtime/discovery.ts';
 import { connectRuntime, isRuntimeUnreachable, runtimeModule } from '#lib/pods/runtime/module.ts';
@@ -28,7 +29,7 @@ import { ExitCode, FatalError } from '#lib/supervisor/exit-codes.ts';
 import { type ModuleContext, Supervisor } from '#lib/supervisor/modules.ts';
 import { createApp } from './app.ts';
 import type { Clock } from './clock.ts';
-import { systemClock } from './clock.ts';
+import { sleep, systemClock } from './clock.ts';
 import { ConfigError, parseListen, type ServeConfig } from './config.ts';
 import type { Logger } from './log.ts';
 import { createMetrics, timeMetabaseWrites } from './metrics.ts';
@@ -327,6 +328,20 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
     supervisor.register(
       runtimeModule({ cri, reach, finder, onConnected: () => supervisor.retryNow('pods') }),
     );
+    // kubelet's container log manager: one pass per monitor interval while the pods module runs.
+    const rotator = new ContainerLogRotator({
+      cri,
+      policy: { maxSize: config.containerLogMaxSize, maxFiles: config.containerLogMaxFiles },
+      log: log.child({ module: 'logs' }),
+      now,
+    });
+    const rotateLogs = async (signal: AbortSignal) => {
+      while (!signal.aborted) {
+        await sleep(config.containerLogMonitorInterval, signal);
+        if (!signal.aborted)
+          await rotator.pass().catch((err) => log.debug({ err }, 'container log rotation pass failed'));
+      }
+    };
     supervisor.register({
       name: 'pods',
       policy: 'Always',
@@ -375,7 +390,7 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
           await connectRuntime(cri, 5_000);
           await manager.start();
           ctx.ready();
-          await untilAborted(ctx.signal);
+          await rotateLogs(ctx.signal);
         } finally {
           await manager.stop();
           prober.stopAll();

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { parseQuantity } from './kube/quantity.ts';
 import type { LogLevel } from './log.ts';
 
 /** `host:port`, `[v6]:port` or `:port`; a bad value is a configuration error naming `source`. */
@@ -36,6 +37,16 @@ const duration = z.union([z.number(), z.string()]).transform((v, ctx) => {
   return parts.reduce((ms, p) => ms + Number(p[1]) * DURATION_UNITS[p[2]!]!, 0);
 });
 
+/** A byte size as kubelet's flags take it (`10Mi`, `512Ki`, `1000000`), in whole bytes. */
+const byteSize = z.union([z.number(), z.string()]).transform((v, ctx) => {
+  try {
+    const q = parseQuantity(v);
+    if (q.num > 0n && q.num % q.den === 0n) return Number(q.num / q.den);
+  } catch {}
+  ctx.addIssue({ code: 'custom', message: 'expected a size in bytes such as 10Mi, 512Ki or 1000000' });
+  return z.NEVER;
+});
+
 export const serveConfig = z.object({
   listen: z.string().default('127.0.0.1:10550'),
   dataDir: z.string().min(1).default('./data'),
@@ -52,6 +63,12 @@ export const serveConfig = z.object({
   snapshotInterval: duration.default(15 * 60_000).refine((ms) => ms === 0 || ms >= 1000, 'at least 1s, or 0'),
   /** Snapshots kept in DATA_DIR/snapshots, newest first. */
   snapshotKeep: z.coerce.number().int().min(1).max(100).default(3),
+  /** A running container's log is rotated past this size (kubelet's --container-log-max-size). */
+  containerLogMaxSize: byteSize.default(10 * 1024 * 1024).refine((n) => n >= 1024, 'at least 1Ki'),
+  /** Log files kept per container, the current one included (kubelet's --container-log-max-files). */
+  containerLogMaxFiles: z.coerce.number().int().min(2).default(5),
+  /** How often container log sizes are checked (kubelet's containerLogMonitorInterval). */
+  containerLogMonitorInterval: duration.default(10_000).refine((ms) => ms >= 100, 'at least 100ms'),
   /** Bearer tokens (`outpost token create`); reloaded when the file changes. */
   tokensFile: z.string().min(1).optional(),
   tlsCert: z.string().min(1).optional(),

@@ -177,6 +177,11 @@ export class CriClient {
     await this.call(runtime, 'RemoveContainer', { containerId: id }, container(id));
   }
 
+  /** Asks the runtime to reopen a container's log at its path, after the file there was renamed (rotation). */
+  async reopenContainerLog(id: string): Promise<void> {
+    await this.call(runtime, 'ReopenContainerLog', { containerId: id }, container(id));
+  }
+
   async listContainers(filter?: T.ContainerFilter): Promise<T.Container[]> {
     return (await this.call<{ containers: T.Container[] }>(runtime, 'ListContainers', { filter })).containers;
   }

@@ -82,6 +82,10 @@ export const descriptor: Record<string, unknown> = {
                   requestType: 'StatusRequest',
                   responseType: 'StatusResponse',
                 },
+                ReopenContainerLog: {
+                  requestType: 'ReopenContainerLogRequest',
+                  responseType: 'ReopenContainerLogResponse',
+                },
               },
             },
             ImageService: {
@@ -1142,6 +1146,18 @@ export const descriptor: Record<string, unknown> = {
                   id: 1,
                 },
               },
+            },
+            ReopenContainerLogRequest: {
+              fields: {
+                containerId: {
+                  type: 'string',
+                  id: 1,
+                  protoName: 'container_id',
+                },
+              },
+            },
+            ReopenContainerLogResponse: {
+              fields: {},
             },
             ContainerStatusRequest: {
               fields: {

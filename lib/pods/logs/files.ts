@@ -47,7 +47,10 @@ export function rotatedLogs(path: string): string[] {
       ...(m[1] !== undefined ? { n: Number(m[1]) } : { stamp: m[2] ?? '' }),
     });
   }
+  // While a rotated file is being compressed both it and its `.gz` exist: read it once.
+  const plain = new Set(found.map((f) => f.path));
   return found
+    .filter((f) => !(f.path.endsWith('.gz') && plain.has(f.path.slice(0, -3))))
     .sort((a, b) => {
       if (a.n !== undefined && b.n !== undefined) return b.n - a.n;
       if (a.stamp !== undefined && b.stamp !== undefined) return a.stamp < b.stamp ? -1 : 1;
@@ -67,7 +70,15 @@ export function modifiedNs(path: string): bigint | undefined {
 
 /** The chunks of a rotated file, decompressed when it ends in `.gz`. */
 export function readWhole(path: string): AsyncIterable<Buffer> {
-  const raw = createReadStream(path, { fd: openSync(path, READ_FLAGS), highWaterMark: CHUNK });
+  let fd: number;
+  try {
+    fd = openSync(path, READ_FLAGS);
+  } catch (e) {
+    // Compressed by the log rotation since it was listed.
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || path.endsWith('.gz')) throw e;
+    return readWhole(`${path}.gz`);
+  }
+  const raw = createReadStream(path, { fd, highWaterMark: CHUNK });
   if (!path.endsWith('.gz')) return raw;
   // pipeline() carries a read error to the gunzip stream, which the reader iterates.
   return pipeline(raw, createGunzip(), () => {});
@@ -79,6 +90,8 @@ export class FileTail {
   #fh: FileHandle | undefined;
   #ino = 0n;
   #pos = 0;
+  /** Another file has the path now: the rest of the old one is read first, then the new one. */
+  #switching = false;
 
   constructor(path: string) {
     this.path = path;
@@ -101,7 +114,12 @@ export class FileTail {
     if (!this.#fh && !(await this.#open())) return undefined;
     const buf = Buffer.allocUnsafe(CHUNK);
     const { bytesRead } = await this.#fh!.read(buf, 0, CHUNK, this.#pos);
-    if (bytesRead === 0) return undefined;
+    if (bytesRead === 0) {
+      if (!this.#switching) return undefined;
+      this.#switching = false;
+      await this.close();
+      return this.next();
+    }
     this.#pos += bytesRead;
     return buf.subarray(0, bytesRead);
   }
@@ -119,7 +137,9 @@ export class FileTail {
       return false; // renamed away and not created again yet
     }
     if (st.ino !== this.#ino) {
-      await this.close();
+      // Rotated: the runtime may have written to the renamed file after the last read and before it
+      // reopened the path (CRI ReopenContainerLog); that rest is read before the new file.
+      this.#switching = true;
       return true;
     }
     if (st.size < BigInt(this.#pos)) {

@@ -1,5 +1,6 @@
 import type { CriClient } from '#lib/cri/client.ts';
 import type { Logger } from '#lib/log.ts';
+import { removeContainerLogs } from '../logs/rotate.ts';
 import { CONTAINER_NAME, MANAGED_BY, POD_NAME, POD_NAMESPACE } from '../runtime/labels.ts';
 import type { RuntimePod } from '../runtime/view.ts';
 
@@ -52,9 +53,16 @@ export async function collectGarbage(g: GcInput): Promise<void> {
       byName.set(name, seen);
       // The newest exited instance may be the current one (an init container that succeeded): keep one more.
       if (seen > DEAD_PER_CONTAINER + 1) {
-        await cri
-          .removeContainer(c.id)
-          .catch((err) => log.debug({ err, id: c.id }, 'gc: remove container failed'));
+        // Its log and rotated logs go with it (kubelet's log manager Clean, before RemoveContainer).
+        const logPath = await cri.containerStatus(c.id).then(
+          (s) => s.logPath,
+          () => '',
+        );
+        const removed = await cri.removeContainer(c.id).then(
+          () => true,
+          (err) => log.debug({ err, id: c.id }, 'gc: remove container failed'),
+        );
+        if (removed && /\/\d+\.log$/.test(logPath)) removeContainerLogs(logPath);
         g.onRemoved?.(c.id);
       }
     }
