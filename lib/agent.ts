@@ -333,6 +333,7 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
       cri,
       policy: { maxSize: config.containerLogMaxSize, maxFiles: config.containerLogMaxFiles },
       log: log.child({ module: 'logs' }),
+      owns: (uid) => store.pods.recordByUid(uid) !== undefined,
       now,
     });
     const rotateLogs = async (signal: AbortSignal) => {

@@ -24,15 +24,24 @@ export function rotationStamp(ms: number): string {
   return new Date(ms).toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
 }
 
-/** Rotates the logs of the runtime's running pod containers; one `pass()` per monitor interval. */
+/** Rotates the logs of this agent's running pod containers; one `pass()` per monitor interval. */
 export class ContainerLogRotator {
   readonly #cri: CriClient;
   readonly #policy: LogRotationPolicy;
   readonly #log: Logger;
   readonly #now: () => number;
+  readonly #owns: (podUid: string) => boolean;
 
-  constructor(o: { cri: CriClient; policy: LogRotationPolicy; log: Logger; now?: () => number }) {
+  constructor(o: {
+    cri: CriClient;
+    policy: LogRotationPolicy;
+    log: Logger;
+    /** Whether a pod is this agent's: another agent's containers on a shared runtime are left alone. */
+    owns: (podUid: string) => boolean;
+    now?: () => number;
+  }) {
     this.#cri = o.cri;
+    this.#owns = o.owns;
     this.#policy = o.policy;
     this.#log = o.log;
     this.#now = o.now ?? Date.now;
@@ -43,7 +52,8 @@ export class ContainerLogRotator {
     const running = await this.#cri.listContainers({ state: { state: 'CONTAINER_RUNNING' } });
     let rotated = 0;
     for (const c of running) {
-      if (!c.labels[POD_UID]) continue; // not a pod container (someone else's on a shared runtime)
+      const uid = c.labels[POD_UID];
+      if (!uid || !this.#owns(uid)) continue;
       try {
         const { logPath } = await this.#cri.containerStatus(c.id);
         if (logPath && (await this.rotate(c.id, logPath))) rotated++;
