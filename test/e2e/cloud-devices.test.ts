@@ -83,6 +83,15 @@ if (cloud) {
       'crd/devices.devices.kubeedge.io',
       'crd/devicemodels.devices.kubeedge.io',
     ]);
+    // Discovery follows the CRDs asynchronously: the node's first look must find the group served.
+    const served = async () => {
+      const out = await kubectl(['get', '--raw', '/apis/devices.kubeedge.io/v1beta1']).catch(() => '{}');
+      const names = ((JSON.parse(out) as { resources?: { name: string }[] }).resources ?? []).map(
+        (r) => r.name,
+      );
+      return names.includes('devices') && names.includes('devicemodels');
+    };
+    assert.ok(await waitFor(served, 120_000, 500), 'the device group is not in discovery');
     const lines: LogLine[] = [];
     await join_(`norbac-${suffix}`, lines);
     assert.ok(await waitFor(() => deviceLines(lines).length > 0, 60_000, 200), 'no log line');

@@ -591,38 +591,53 @@ t('watch: a change to a device is a MODIFIED event', async () => {
   assert.ok(events.every((e) => e.type === 'MODIFIED' && e.object.metadata.name === 'thermometer'));
 });
 
-t('kubectl create, apply and delete of devices and models: schema-checked, applied through the mapper', async () => {
-  const lamp = device('lamp', 'virtual').replace('thermometer-model', 'lamp-model');
-  const lampModel = MODEL.replace('name: thermometer-model', 'name: lamp-model');
-  const created = await kubectl(agent.url, ['create', '-f', '-'], { input: `${lampModel}---\n${lamp}` });
-  assert.is(created.code, 0, created.stderr);
-  assert.match(created.stdout, 'devicemodel.devices.kubeedge.io/lamp-model created');
-  assert.match(created.stdout, 'device.devices.kubeedge.io/lamp created');
-  assert.ok(await waitFor(() => vm.devices.has('default/lamp')), 'lamp never reached the mapper');
-  assert.ok(
-    await waitFor(async () => reported(await getDevice(agent.url, 'lamp'), 'target-temperature') === '22'),
-    'no report from the mapper',
-  );
-  // What the CRD schema refuses, the node refuses with the API server's cause.
-  const bad = await kubectl(agent.url, ['apply', '-f', '-'], {
-    input: lampModel.replace('type: BOOLEAN', 'type: boolean'),
-  });
-  assert.is(bad.code, 1);
-  assert.match(bad.stderr, 'spec.properties[2].type: Unsupported value: "boolean"');
-  const typed = await kubectl(agent.url, ['create', '-f', '-'], {
-    input: lamp.replace('name: lamp', 'name: lamp-2').replace('reportCycle: 200000000', 'reportCycle: fast'),
-  });
-  assert.is(typed.code, 1);
-  assert.match(typed.stderr, 'must be of type integer');
-  const deleted = await kubectl(agent.url, ['delete', 'device', 'lamp']);
-  assert.is(deleted.code, 0, deleted.stderr);
-  assert.match(deleted.stdout, 'device.devices.kubeedge.io "lamp" deleted');
-  assert.ok(await waitFor(() => !vm.devices.has('default/lamp')), 'the mapper still has lamp');
-  // A manifest's device is changed by editing its file.
-  const manifest = await kubectl(agent.url, ['delete', 'device', 'thermometer']);
-  assert.is(manifest.code, 1);
-  assert.match(manifest.stderr, 'devices.yaml');
-  assert.is((await kubectl(agent.url, ['delete', 'devicemodel', 'lamp-model'])).code, 0);
-});
+t(
+  'kubectl create, apply and delete of devices and models: schema-checked, applied through the mapper',
+  async () => {
+    const lamp = device('lamp', 'virtual').replace('thermometer-model', 'lamp-model');
+    const lampModel = MODEL.replace('name: thermometer-model', 'name: lamp-model');
+    const created = await kubectl(agent.url, ['create', '-f', '-'], { input: `${lampModel}---\n${lamp}` });
+    assert.is(created.code, 0, created.stderr);
+    assert.match(created.stdout, 'devicemodel.devices.kubeedge.io/lamp-model created');
+    assert.match(created.stdout, 'device.devices.kubeedge.io/lamp created');
+    assert.ok(
+      await waitFor(() => vm.devices.has('default/lamp'), 120_000, 200),
+      'lamp never reached the mapper',
+    );
+    assert.ok(
+      await waitFor(
+        async () => reported(await getDevice(agent.url, 'lamp'), 'target-temperature') === '22',
+        120_000,
+        200,
+      ),
+      'no report from the mapper',
+    );
+    // What the CRD schema refuses, the node refuses with the API server's cause.
+    const bad = await kubectl(agent.url, ['apply', '-f', '-'], {
+      input: lampModel.replace('type: BOOLEAN', 'type: boolean'),
+    });
+    assert.is(bad.code, 1);
+    assert.match(bad.stderr, 'spec.properties[2].type: Unsupported value: "boolean"');
+    const typed = await kubectl(agent.url, ['create', '-f', '-'], {
+      input: lamp
+        .replace('name: lamp', 'name: lamp-2')
+        .replace('reportCycle: 200000000', 'reportCycle: fast'),
+    });
+    assert.is(typed.code, 1);
+    assert.match(typed.stderr, 'must be of type integer');
+    const deleted = await kubectl(agent.url, ['delete', 'device', 'lamp']);
+    assert.is(deleted.code, 0, deleted.stderr);
+    assert.match(deleted.stdout, 'device.devices.kubeedge.io "lamp" deleted');
+    assert.ok(
+      await waitFor(() => !vm.devices.has('default/lamp'), 120_000, 200),
+      'the mapper still has lamp',
+    );
+    // A manifest's device is changed by editing its file.
+    const manifest = await kubectl(agent.url, ['delete', 'device', 'thermometer']);
+    assert.is(manifest.code, 1);
+    assert.match(manifest.stderr, 'devices.yaml');
+    assert.is((await kubectl(agent.url, ['delete', 'devicemodel', 'lamp-model'])).code, 0);
+  },
+);
 
 t.run();
