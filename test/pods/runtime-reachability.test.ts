@@ -232,6 +232,46 @@ test('unreachable for 40 s: Ready and ContainersReady False (RuntimeUnreachable)
   reach.close();
 });
 
+test('a restart while the runtime is still down, after the pods were shown not ready, rewrites nothing', async () => {
+  const { ManualClock } = await import('#lib/clock.ts');
+  const clock = new ManualClock(Date.parse('2026-03-01T10:00:00Z'));
+  const store = createStore(openMetabase(':memory:'), { host: 'edge-1', now: () => clock.now() });
+  store.pods.put(
+    {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'web', namespace: 'default' },
+      spec: { nodeName: 'edge-1', containers: [{ name: 'main', image: 'busybox' }] },
+    },
+    'manifest',
+  );
+  const reachability = () =>
+    new RuntimeReachability({
+      store,
+      nodeName: 'edge-1',
+      endpoint: ENDPOINT,
+      now: () => clock.now(),
+      clock,
+      log: silentLogger,
+    });
+  const first = reachability();
+  first.down(ENOENT);
+  clock.advance(40_000);
+  const before = store.pods.get('default', 'web')!;
+  assert.equal(
+    before.status?.conditions?.map((c) => `${c.type}=${c.status}`),
+    [`${RUNTIME_REACHABLE}=False`, 'Ready=False', 'ContainersReady=False'],
+  );
+  first.close();
+  // The agent killed and started again on the same metabase: the runtime is still not there.
+  clock.advance(5_000);
+  const second = reachability();
+  second.down(ENOENT);
+  clock.advance(40_000);
+  assert.equal(store.pods.get('default', 'web'), before, 'same status, same resourceVersion');
+  second.close();
+});
+
 test('the warning says what is awaited and how to fix it, once per outage, without a stack', async () => {
   const lines: { obj: Record<string, unknown>; msg: string }[] = [];
   const log = {

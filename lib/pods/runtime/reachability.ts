@@ -168,8 +168,14 @@ export class RuntimeReachability {
     const before = stored?.conditions?.find((c) => c.type === RUNTIME_REACHABLE);
     const cond = this.#state ? this.#condition(before) : before;
     if (!cond) return status;
-    const others = (status.conditions ?? []).filter((c) => c.type !== RUNTIME_REACHABLE);
-    const decorated = { ...status, conditions: [...others, cond] };
+    // In place when the status has it already, so rewriting an unchanged status (a restart while
+    // the runtime is still down) is byte-identical and writes nothing; appended otherwise.
+    const conditions = status.conditions ?? [];
+    const at = conditions.findIndex((c) => c.type === RUNTIME_REACHABLE);
+    const decorated = {
+      ...status,
+      conditions: at < 0 ? [...conditions, cond] : conditions.map((c, i) => (i === at ? cond : c)),
+    };
     return this.#state?.stale ? this.#notReady(decorated) : decorated;
   }
 
