@@ -89,6 +89,10 @@ export async function buildAddons(
     Object.assign(env, { CC: `${tools}-gcc`, CXX: `${tools}-g++`, LINK: `${tools}-g++`, AR: `${tools}-ar` });
     const gyp = nodeGyp();
     const headers = join(work, 'node-headers');
+    // SQLite's library is plain C that includes nothing of Node's: built for the first ABI, it is
+    // linked as it is into the others. Make would otherwise compile it again, since each Node's
+    // common.gypi changes the command line; `-o` tells make to keep the one it has.
+    let sqliteBuilt = false;
     for (const node of todo) {
       const say = (line: string) => progress(`node ${node}: ${line}`);
       rmSync(headers, { force: true });
@@ -106,7 +110,14 @@ export async function buildAddons(
       say('configured');
       await run(
         'make',
-        ['-C', 'build', `-j${availableParallelism()}`, 'BUILDTYPE=Release', 'better_sqlite3'],
+        [
+          '-C',
+          'build',
+          `-j${availableParallelism()}`,
+          'BUILDTYPE=Release',
+          ...(sqliteBuilt ? ['-o', 'Release/obj.target/deps/sqlite3.a'] : []),
+          'better_sqlite3',
+        ],
         work,
         env,
         (line) => {
@@ -122,6 +133,7 @@ export async function buildAddons(
         env,
         () => {},
       );
+      sqliteBuilt = true;
       verifyAddon(stripped, target, node);
       const out = addonCachePath(target, node, bsq.version);
       copyFileSync(stripped, `${out}.tmp`);
