@@ -108,7 +108,7 @@ if (lab) {
       });
       let stdout = '';
       let fed = false;
-      const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+      const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
       child.stdout.on('data', (d) => {
         stdout += d;
         if (!fed && stdout.includes(ready)) {
@@ -141,7 +141,7 @@ if (lab) {
         ['shell', 'pair', 'annotated'].every((n) =>
           agent.store.pods.get(ns, n)?.status?.containerStatuses?.every((s) => s.state?.running),
         ) && agent.store.pods.get(ns, 'finished')?.status?.phase === 'Succeeded',
-      30_000,
+      120_000,
     );
     assert.ok(running, 'pods did not start');
   });
@@ -445,7 +445,7 @@ if (lab) {
       const a = await waitFor(async () => {
         const r = await post(down.url);
         return r.code === 503 && r;
-      });
+      }, 60_000);
       assert.ok(a, 'no 503 from the agent whose runtime is down');
       assert.is(a.body.reason, 'ServiceUnavailable');
       assert.ok(a.body.message.startsWith(`container runtime at ${endpoint} is unavailable`), a.body.message);

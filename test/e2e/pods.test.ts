@@ -72,7 +72,7 @@ if (lab) {
     p?.status?.containerStatuses?.[i]?.containerID?.replace('containerd://', '');
 
   test('kubectl get pods -o wide shows real READY, STATUS, RESTARTS and IP', async () => {
-    await waitFor(() => get('web')?.status?.containerStatuses?.[0]?.ready);
+    await waitFor(() => get('web')?.status?.containerStatuses?.[0]?.ready, 90_000);
     const r = await kubectl(agent.url, ['get', 'pods', '-n', ns, 'web', '-o', 'wide']);
     assert.is(r.code, 0, r.stderr);
     assert.match(
@@ -91,7 +91,7 @@ if (lab) {
       () =>
         get('crasher')?.status?.containerStatuses?.[0]?.state?.waiting?.reason === 'CrashLoopBackOff' &&
         get('crasher'),
-      30_000,
+      90_000,
     );
     assert.ok(p, JSON.stringify(get('crasher')?.status?.containerStatuses));
     const s = p.status!.containerStatuses![0]!;
@@ -110,7 +110,7 @@ if (lab) {
       () =>
         get('unstartable')?.status?.containerStatuses?.[0]?.state?.waiting?.reason === 'CrashLoopBackOff' &&
         get('unstartable'),
-      30_000,
+      90_000,
     );
     assert.ok(p, JSON.stringify(get('unstartable')?.status?.containerStatuses));
     assert.is(p.status!.containerStatuses![0]!.lastState?.terminated?.reason, 'StartError');
@@ -119,7 +119,7 @@ if (lab) {
   test('a failing liveness exec probe restarts the container', async () => {
     const p = await waitFor(
       () => (get('unlive')?.status?.containerStatuses?.[0]?.restartCount ?? 0) >= 1 && get('unlive'),
-      30_000,
+      90_000,
     );
     assert.ok(p, JSON.stringify(get('unlive')?.status?.containerStatuses));
     const reasons = agent.store.events
@@ -138,14 +138,14 @@ if (lab) {
   test('an httpGet readiness probe against the pod IP makes the pod Ready', async () => {
     const p = await waitFor(
       () => get('served')?.status?.containerStatuses?.[0]?.ready && get('served'),
-      30_000,
+      90_000,
     );
     assert.ok(p, JSON.stringify(get('served')?.status));
     assert.is(p.status?.conditions?.find((c) => c.type === 'Ready')?.status, 'True');
   });
 
   test('a failing readiness probe keeps the pod running but not Ready', async () => {
-    await waitFor(() => get('unready')?.status?.phase === 'Running');
+    await waitFor(() => get('unready')?.status?.phase === 'Running', 90_000);
     await new Promise((r) => setTimeout(r, 2500));
     const p = get('unready')!;
     assert.is(p.status?.phase, 'Running');
@@ -156,29 +156,33 @@ if (lab) {
   });
 
   test('init containers run in order before the main container', async () => {
-    const p = await waitFor(() => get('ordered')?.status?.phase === 'Running' && get('ordered'));
+    const p = await waitFor(() => get('ordered')?.status?.phase === 'Running' && get('ordered'), 90_000);
     assert.ok(p);
     assert.is(
       p.status?.initContainerStatuses?.map((s) => s.state?.terminated?.reason).join(','),
       'Completed,Completed',
     );
-    const out = await cri.execSync(containerId(p)!, ['cat', '/work/order'], 5);
+    const out = await cri.execSync(containerId(p)!, ['cat', '/work/order'], 30);
     assert.is(out.stdout.toString(), 'one\ntwo\n');
   });
 
   test('a configMap volume and a fieldRef env var are visible inside the container', async () => {
-    const p = await waitFor(() => get('configured')?.status?.phase === 'Running' && get('configured'));
+    const p = await waitFor(
+      () => get('configured')?.status?.phase === 'Running' && get('configured'),
+      90_000,
+    );
     assert.ok(p);
-    const file = await cri.execSync(containerId(p)!, ['cat', '/etc/cfg/greeting'], 5);
+    const file = await cri.execSync(containerId(p)!, ['cat', '/etc/cfg/greeting'], 30);
     assert.is(file.stdout.toString(), 'hello from the metabase');
-    const env = await cri.execSync(containerId(p)!, ['sh', '-c', 'echo $MY_POD'], 5);
+    const env = await cri.execSync(containerId(p)!, ['sh', '-c', 'echo $MY_POD'], 30);
     assert.is(env.stdout.toString(), 'configured\n');
   });
 
   test('removing a manifest stops the pod within its grace period and removes it', async () => {
-    await waitFor(() => get('doomed')?.status?.phase === 'Running');
+    await waitFor(() => get('doomed')?.status?.phase === 'Running', 90_000);
     unlinkSync(join(dir, 'doomed.yaml'));
-    const gone = await waitFor(() => !get('doomed'), 15_000);
+    // The grace period is shown by the Killing event below; the deadline only bounds a loaded machine.
+    const gone = await waitFor(() => !get('doomed'), 90_000);
     assert.ok(gone, 'the pod left the metabase');
     const left = await cri.listPodSandbox({
       labelSelector: { 'io.kubernetes.pod.name': 'doomed', 'io.kubernetes.pod.namespace': ns },
