@@ -20,8 +20,12 @@ export async function labOrSkip(file: string, opts: LabOptions = {}): Promise<La
   return undefined;
 }
 
-/** Polls `fn` until it returns a truthy value or the time is up (then returns the last value). */
-export async function waitFor<T>(fn: () => T | Promise<T>, timeoutMs = 20_000, everyMs = 100): Promise<T> {
+/**
+ * Polls `fn` until it returns a truthy value or the time is up (then returns the last value). The
+ * default deadline is generous (90 s): it is only reached on failure, and a pod starting or a
+ * device reaching its mapper can take tens of seconds on a shared machine at load 20.
+ */
+export async function waitFor<T>(fn: () => T | Promise<T>, timeoutMs = 90_000, everyMs = 100): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last = await fn();
   while (!last && Date.now() < deadline) {
