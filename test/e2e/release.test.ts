@@ -124,6 +124,16 @@ if (missing.length > 0) {
     let outpost: OutpostProcess | undefined;
     let listRv = '';
 
+    // Each step says on stderr when it starts and how long it took: emulated, they take minutes.
+    const step = (name: string, fn: () => void | Promise<void>) =>
+      test(`${label}: ${name}`, async () => {
+        const since = Date.now();
+        process.stderr.write(`release test: ${label}: ${name}\n`);
+        await fn();
+        process.stderr.write(
+          `release test: ${label}: done in ${Math.round((Date.now() - since) / 1000)} s\n`,
+        );
+      });
     const get = async <T>(path: string, accept = 'application/json') => {
       const res = await fetch(outpost!.url + path, { headers: { accept } });
       return { status: res.status, body: (await res.json()) as T };
@@ -144,7 +154,7 @@ if (missing.length > 0) {
       outposts.push(outpost);
     };
 
-    test(`${label}: install.sh checks the addon loads, installs the bundle and points the unit at it`, () => {
+    step(`install.sh checks the addon loads, installs the bundle and points the unit at it`, () => {
       mkdirSync(dir, { recursive: true });
       const unpack = spawnSync('tar', [
         'xzf',
@@ -191,7 +201,7 @@ if (missing.length > 0) {
       writeFileSync(join(manifests, 'devices.yaml'), DEVICES);
     });
 
-    test(`${label}: the metabase is created and migrated, the manifests load`, async () => {
+    step(`the metabase is created and migrated, the manifests load`, async () => {
       await start(true);
       const v = await get<{ platform: string; goVersion: string }>('/version');
       assert.is(v.body.platform, `linux/${target.nodeArch}`);
@@ -209,7 +219,7 @@ if (missing.length > 0) {
       }
     });
 
-    test(`${label}: the API answers reads, Tables, Status errors and a watch`, async () => {
+    step(`the API answers reads, Tables, Status errors and a watch`, async () => {
       const web = await get<Pod>('/api/v1/namespaces/default/pods/web');
       assert.is(web.status, 200);
       assert.is(web.body.spec.nodeName, `board-${target.name}`);
@@ -239,7 +249,7 @@ if (missing.length > 0) {
       assert.equal([event.object.metadata.namespace, event.object.metadata.name], ['default', 'web']);
     });
 
-    test(`${label}: the reference DMI mapper registers and reports the device`, async () => {
+    step(`the reference DMI mapper registers and reports the device`, async () => {
       const mapper = spawn(
         cmd[0]!,
         [
@@ -273,7 +283,7 @@ if (missing.length > 0) {
       assert.ok(table.body.rows[0]?.cells.includes('virtual-mapper'), JSON.stringify(table.body.rows));
     });
 
-    test(`${label}: kill -9 and a restart keep every pod, device and status`, async () => {
+    step(`kill -9 and a restart keep every pod, device and status`, async () => {
       // Settled first: every pod carries the runtime-unreachable condition.
       const before = await waitFor(async () => {
         const items = await pods();
