@@ -95,6 +95,7 @@ spec:
     const cri = new CriClient({ endpoint: lab.endpoint });
     await removeSandboxes(cri, ns).finally(() => cri.close());
     await cloud.stop();
+    await lab.stop(); // its lease, else the containerd lab outlives the run
   });
 
   test('evicted after an outage: stopped on reconnect; an unbounded toleration keeps its pod running', async () => {

@@ -92,6 +92,7 @@ if (lab && cloud) {
       cri.close();
     }
     await cloud.stop();
+    await lab.stop(); // its lease, else the containerd lab outlives the run
     rmSync(dir, { recursive: true, force: true });
   });
 

@@ -81,6 +81,7 @@ ${extra}${volumes}`;
     const cri = new CriClient({ endpoint: lab.endpoint });
     await removeSandboxes(cri, ns).finally(() => cri.close());
     await cloud.stop();
+    await lab.stop(); // its lease, else the containerd lab outlives the run
   });
 
   test('a pod bound to the node runs and is Running in the cloud, with its kube-api-access volume', async () => {

@@ -91,6 +91,7 @@ if (lab && cloud) {
     await k(['delete', 'namespace', NS, '--wait=false']).catch(() => {});
     await agent?.stop();
     await cloud.stop();
+    await lab.stop(); // its lease, else the containerd lab outlives the run
   });
 
   test('the Node reports the node API; its serving CSR, once approved, is what it serves', async () => {
