@@ -37,9 +37,12 @@ if (lab) {
     `if [ $n -eq 1 ]; then i=0; while [ $i -lt ${LINES} ]; do i=$((i+1)); echo "line $i ................................"; [ $((i % 10)) -eq 0 ] && sleep 1; done; echo done; exit 1; fi`,
     'echo run $n; [ $n -ge 4 ] && exec sleep 3600; [ $n -eq 2 ] && sleep 30; exit 1',
   ].join('; ');
-  writeFileSync(
-    join(dir, 'chatty.yaml'),
-    `apiVersion: v1
+  // Written when the test starts, not when the file is loaded: uvu loads every suite before it runs
+  // any, and by this suite's turn the pod would have been through all its runs.
+  const manifest = () =>
+    writeFileSync(
+      join(dir, 'chatty.yaml'),
+      `apiVersion: v1
 kind: Pod
 metadata: {name: chatty, namespace: ${ns}}
 spec:
@@ -51,7 +54,7 @@ spec:
       command: ["sh", "-c", ${JSON.stringify(script)}]
       volumeMounts: [{name: work, mountPath: /work}]
 `,
-  );
+    );
   const agent: TestAgent = await startTestAgent({
     manifests: dir,
     runtimeEndpoint: lab.endpoint,
@@ -73,6 +76,7 @@ spec:
   };
 
   test('logs -f follows across rotations; logs and --previous serve the rotated files; at most 3 files', async () => {
+    manifest();
     assert.ok(await waitFor(() => pod()?.status?.containerStatuses?.[0]?.state?.running, 60_000));
     // Started at once, long before 4 KiB are written: it must see every line through every rotation.
     const followed = k(['-f'], { untilStdout: /^done$/m, timeoutMs: 180_000 });
