@@ -1,7 +1,9 @@
 import { statSync } from 'node:fs';
+import { join } from 'node:path';
 import { lockDataDir } from '#db/lock.ts';
 import { type Metabase, openMetabase } from '#db/open.ts';
 import { openCheckedMetabase } from '#db/recover.ts';
+import { type AdminCredential, ensureAdminCredential, writeAdminKubeconfig } from '#lib/auth/admin.ts';
 import { loadSecurity } from '#lib/auth/load.ts';
 import type { CloudContext } from '#lib/cloud/context.ts';
 import type { NodeAgent } from '#lib/cloud/node-agent.ts';
@@ -33,7 +35,7 @@ import { sleep, systemClock } from './clock.ts';
 import { ConfigError, parseListen, type ServeConfig } from './config.ts';
 import type { Logger } from './log.ts';
 import { createMetrics, timeMetabaseWrites } from './metrics.ts';
-import { listen, type RunningServer } from './server.ts';
+import { listen, listenLocal, type RunningServer } from './server.ts';
 import { OUTPOST_VERSION } from './version.ts';
 
 export interface Agent {
@@ -121,6 +123,19 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
     lock?.release();
     throw e;
   }
+  // The data directory's admin credential (made on the first start) is always accepted.
+  let admin: AdminCredential;
+  try {
+    admin = ensureAdminCredential(config.dataDir);
+  } catch (e) {
+    metabase.close();
+    lock?.release();
+    throw new FatalError(
+      ExitCode.DataDir,
+      `--data-dir ${config.dataDir}: admin credential: ${(e as Error).message}`,
+    );
+  }
+  security.auth.admin = admin.hash;
   const store = createStore(metabase, { host: config.nodeName, now });
   // Before any module writes: from now on every status and event also goes to the cloud outbox.
   if (cloud) enableOutbox(cloud, store);
@@ -213,6 +228,17 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
     lock?.release();
     // Not a configuration exit: the port may be free again on the next try (outpost supervise).
     throw new FatalError(ExitCode.ListenFailed, `--listen ${config.listen}: ${(e as Error).message}`);
+  }
+  // The admin kubeconfig names the address the API answers on; local admin work also goes
+  // through the root-only unix socket beside the metabase.
+  writeAdminKubeconfig(config.dataDir, adminServer(server.url), admin.token);
+  let localServer: { close(): Promise<void> } | undefined;
+  if (config.dataDir !== ':memory:') {
+    try {
+      localServer = await listenLocal(app, join(config.dataDir, 'outpost.sock'));
+    } catch (e) {
+      log.warn({ err: e }, 'the local admin socket could not be opened; the admin kubeconfig still works');
+    }
   }
   supervisor.register({
     name: 'api',
@@ -539,6 +565,7 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
         reach?.close();
         security.auth.tokens?.close();
         await server.close();
+        await localServer?.close();
         await nodeApi?.close();
         await supervisor.stop();
         cri?.close();
@@ -553,3 +580,11 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
 }
 
 export { ExitCode, FatalError };
+
+/** The URL a local client reaches the API at: a wildcard listen address is reached on loopback. */
+function adminServer(url: string): string {
+  const u = new URL(url);
+  if (u.hostname === '0.0.0.0') u.hostname = '127.0.0.1';
+  if (u.hostname === '[::]') u.hostname = '[::1]';
+  return u.origin;
+}

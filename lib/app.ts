@@ -69,6 +69,9 @@ export function createApp(given: AppDeps): Hono<AppEnv> {
   });
   app.onError((err, c) => {
     const status = errorStatus(err, deps.log, c.req.method, c.req.path, deps.store.disk);
+    // As the API server: a 429 (and a 503 that knows) says when to come back.
+    const retry = status.details?.retryAfterSeconds;
+    if (retry !== undefined) c.header('Retry-After', String(retry));
     return c.json(status.toStatus(), status.code as 400);
   });
   return app;

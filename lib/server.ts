@@ -1,9 +1,11 @@
+import { chmodSync, rmSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { type ServerType, serve } from '@hono/node-server';
+import { createAdaptorServer, type ServerType, serve } from '@hono/node-server';
 import type { Env, Hono } from 'hono';
 import type { TlsFiles } from '#lib/auth/load.ts';
+import { localSockets } from '#lib/auth/local.ts';
 import { handleUpgrades } from '#lib/exec/ws-node.ts';
 
 export interface RunningServer {
@@ -74,5 +76,42 @@ export function listen<E extends Env>(
     // Upgrade requests (exec's WebSocket and SPDY) go through the app too.
     const upgrades = handleUpgrades(http, app.fetch as Parameters<typeof handleUpgrades>[1]);
     server.once('error', reject);
+  });
+}
+
+/**
+ * Serves the app on a unix socket only root (and the agent's user) can open: its callers are local
+ * admins (lib/auth/local.ts). A socket file left by an earlier run is replaced.
+ */
+export function listenLocal<E extends Env>(app: Hono<E>, path: string): Promise<{ close(): Promise<void> }> {
+  return new Promise((resolve, reject) => {
+    rmSync(path, { force: true });
+    const server = createAdaptorServer({ fetch: app.fetch }) as Server;
+    server.on('connection', (socket) => localSockets.add(socket));
+    const upgrades = handleUpgrades(server, app.fetch as Parameters<typeof handleUpgrades>[1]);
+    const umask = process.umask(0o177);
+    server.headersTimeout = 10_000;
+    server.requestTimeout = 60_000;
+    server.once('error', (e) => {
+      process.umask(umask);
+      reject(e);
+    });
+    // Created with no permission for anyone else before it accepts a connection.
+    server.listen(path, () => {
+      process.umask(umask);
+      chmodSync(path, 0o600);
+      resolve({
+        close: () =>
+          new Promise<void>((done) => {
+            upgrades.closeAll('the server is shutting down');
+            const sweep = setInterval(() => server.closeIdleConnections(), 50);
+            server.close(() => {
+              clearInterval(sweep);
+              rmSync(path, { force: true });
+              done();
+            });
+          }),
+      });
+    });
   });
 }

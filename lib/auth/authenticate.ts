@@ -1,17 +1,27 @@
+import { timingSafeEqual } from 'node:crypto';
 import type { TLSSocket } from 'node:tls';
 import { forbidden, unauthorized } from '#lib/kube/status.ts';
 import { requiredRole } from './policy.ts';
-import { allows, isRole, type Principal } from './roles.ts';
-import type { TokenTable } from './tokens.ts';
+import { allows, isRole, type Principal, type Role } from './roles.ts';
+import { hashToken, type TokenTable } from './tokens.ts';
 
-/** How callers prove who they are; with neither configured, loopback callers are anonymous admins. */
+/** How callers prove who they are; with nothing configured (unit tests), every caller is an admin. */
 export interface AuthConfig {
   tokens?: TokenTable | undefined;
   /** Client certificates verified against --client-ca: CN = user, O = role. */
   clientCerts?: boolean | undefined;
+  /** The hash of the data directory's admin token (lib/auth/admin.ts). */
+  admin?: string | undefined;
+  /** The role of a TCP caller without credentials; none: 401. */
+  anonymous?: Role | undefined;
 }
 
-export const authConfigured = (a: AuthConfig): boolean => !!a.tokens || !!a.clientCerts;
+export const authConfigured = (a: AuthConfig): boolean => !!a.tokens || !!a.clientCerts || !!a.admin;
+
+const LOCAL_ADMIN: Principal = { user: 'system:admin', role: 'admin', via: 'socket' };
+
+const sameHash = (a: string, b: string) =>
+  a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 
 const ANONYMOUS: Principal = { user: 'system:anonymous', role: 'admin', via: 'anonymous' };
 
@@ -19,6 +29,8 @@ const ANONYMOUS: Principal = { user: 'system:anonymous', role: 'admin', via: 'an
 export interface Credentials {
   authorization?: string | undefined;
   socket?: unknown;
+  /** Came through the root-only unix socket (DATA_DIR/outpost.sock). */
+  local?: boolean | undefined;
 }
 
 /** Who is calling, or throws 401 for credentials that do not check out. Undefined: no credentials. */
@@ -27,6 +39,8 @@ export function identify(creds: Credentials, auth: AuthConfig): Principal | unde
   const header = creds.authorization;
   if (header !== undefined) {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    if (m && auth.admin && sameHash(hashToken(m[1]!), auth.admin))
+      return { user: 'admin', role: 'admin', via: 'token' };
     const entry = m && auth.tokens?.lookup(m[1]!);
     if (!entry) throw unauthorized();
     return { user: entry.user, role: entry.role, via: 'token' };
@@ -43,6 +57,8 @@ export function identify(creds: Credentials, auth: AuthConfig): Principal | unde
       throw unauthorized('client certificate has no CN user or no O role (viewer, operator, admin)');
     return { user, role: role as Principal['role'], via: 'certificate' };
   }
+  if (creds.local) return LOCAL_ADMIN;
+  if (auth.anonymous) return { user: 'system:anonymous', role: auth.anonymous, via: 'anonymous' };
   return undefined;
 }
 

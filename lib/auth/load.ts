@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { ConfigError, isLoopbackHost, type ServeConfig } from '#lib/config.ts';
 import type { Logger } from '#lib/log.ts';
-import { type AuthConfig, authConfigured } from './authenticate.ts';
+import type { AuthConfig } from './authenticate.ts';
+import type { Role } from './roles.ts';
 import { TokenTable } from './tokens.ts';
 
 export interface TlsFiles {
@@ -9,6 +10,9 @@ export interface TlsFiles {
   key: Buffer;
   ca?: Buffer | undefined;
 }
+
+/** What a caller without credentials may do when no authentication is configured. */
+export const ANONYMOUS_ROLE: Role = 'admin';
 
 const read = (flag: string, file: string): Buffer => {
   try {
@@ -44,8 +48,15 @@ export function loadSecurity(
           ca: config.clientCa ? read('--client-ca', config.clientCa) : undefined,
         }
       : undefined;
-  const auth: AuthConfig = { tokens, clientCerts: !!tls?.ca };
-  if (!authConfigured(auth) && !isLoopbackHost(host)) {
+  const explicit = !!tokens || !!tls?.ca;
+  // Without configured authentication, callers without credentials keep the role they had
+  // (ANONYMOUS_ROLE); with it, they get a 401.
+  const auth: AuthConfig = {
+    tokens,
+    clientCerts: !!tls?.ca,
+    anonymous: explicit ? undefined : ANONYMOUS_ROLE,
+  };
+  if (!explicit && !isLoopbackHost(host)) {
     if (!config.insecureAllowUnauthenticated) {
       tokens?.close();
       throw new ConfigError(
@@ -58,7 +69,7 @@ export function loadSecurity(
       'INSECURE: serving without authentication beyond loopback; anyone who reaches this port can exec into every container',
     );
   }
-  if (!tls && authConfigured(auth) && !isLoopbackHost(host)) {
+  if (!tls && explicit && !isLoopbackHost(host)) {
     log.warn({ listen: config.listen }, 'bearer tokens travel in clear text without --tls-cert/--tls-key');
   }
   return { auth, tls };

@@ -7,9 +7,9 @@ export const isRole = (v: string): v is Role => (ROLES as readonly string[]).inc
 /** Whether `have` is at least `need`. */
 export const allows = (have: Role, need: Role): boolean => ROLES.indexOf(have) >= ROLES.indexOf(need);
 
-/** Who is calling. `anonymous` only exists when no authentication is configured (loopback). */
+/** Who is calling: `anonymous` has no credentials, `socket` came through the root-only unix socket. */
 export interface Principal {
   user: string;
   role: Role;
-  via: 'token' | 'certificate' | 'anonymous';
+  via: 'token' | 'certificate' | 'anonymous' | 'socket';
 }

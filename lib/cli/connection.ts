@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { accessSync, constants, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
@@ -75,7 +75,13 @@ function fromKubeconfig(path: string): ConnectionFlags & { ca?: Buffer; cert?: B
  */
 export function resolveConnection(f: ConnectionFlags, env: NodeJS.ProcessEnv = process.env): Connection {
   const kubeconfigPath = f.kubeconfig ?? (f.server ? undefined : env.OUTPOST_KUBECONFIG);
-  const kc = kubeconfigPath ? fromKubeconfig(kubeconfigPath) : {};
+  let kc = kubeconfigPath ? fromKubeconfig(kubeconfigPath) : {};
+  // Nothing says who to be: the admin kubeconfig Outpost wrote in its data directory, when this
+  // user can read it (root-only) and it is for the same server.
+  if (!kubeconfigPath && !f.token && !f.clientCertificate) {
+    const admin = readableAdmin(join(env.OUTPOST_DATA_DIR || './data', 'auth', 'admin.kubeconfig'));
+    if (admin && (!f.server || sameServer(f.server, admin.server))) kc = admin;
+  }
   const ca = file('--certificate-authority', f.certificateAuthority) ?? kc.ca;
   const cert = file('--client-certificate', f.clientCertificate) ?? kc.cert;
   const key = file('--client-key', f.clientKey) ?? kc.key;
@@ -98,3 +104,21 @@ export function resolveConnection(f: ConnectionFlags, env: NodeJS.ProcessEnv = p
 }
 
 export const defaultKubeconfig = () => join(homedir(), '.kube', 'config');
+
+/** The data directory's admin kubeconfig, or undefined when it is absent or not readable here. */
+function readableAdmin(path: string): ReturnType<typeof fromKubeconfig> | undefined {
+  try {
+    accessSync(path, constants.R_OK);
+    return fromKubeconfig(path);
+  } catch {
+    return undefined;
+  }
+}
+
+const sameServer = (a: string, b: string | undefined): boolean => {
+  try {
+    return !!b && new URL(a).origin === new URL(b).origin;
+  } catch {
+    return false;
+  }
+};

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { createMiddleware } from 'hono/factory';
 import { type AuthConfig, authorize, identify } from '#lib/auth/authenticate.ts';
+import { isLocalSocket } from '#lib/auth/local.ts';
 import type { Principal } from '#lib/auth/roles.ts';
 import { forbidden, StatusError, tooLarge } from '#lib/kube/status.ts';
 import type { AppEnv } from './env.ts';
@@ -63,8 +64,17 @@ export const guard = () =>
     const cookie = uiToken(c.req.header('cookie'));
     const authorization = c.req.header('authorization') ?? (cookie ? `Bearer ${cookie}` : undefined);
     let principal: Principal | undefined;
+    // Failed authentication is throttled per source address (an unknown one, e.g. app.request(), is not).
+    const source =
+      ip && (authorization || cookie) && !isLocalSocket(req?.socket) ? ip.replace(/^::ffff:/, '') : undefined;
+    if (source) limits.authFailures?.check(source);
     try {
-      principal = authorize(c.req.method, path, { authorization, socket: req?.socket }, auth);
+      principal = authorize(
+        c.req.method,
+        path,
+        { authorization, socket: req?.socket, local: isLocalSocket(req?.socket) },
+        auth,
+      );
       // A cookie rides along with any request the browser makes, a forged cross-site form's too:
       // writes on its strength must carry a header only the dashboard's own script sets.
       if (
@@ -76,6 +86,7 @@ export const guard = () =>
       )
         throw forbidden('a call signed in by the dashboard cookie must come from the dashboard');
     } catch (e) {
+      if (source && e instanceof StatusError && e.code === 401) limits.authFailures?.failed(source);
       // A browser opening a page without (valid) credentials goes to the sign-in form; scripts get the 401.
       if (
         e instanceof StatusError &&

@@ -58,15 +58,59 @@ export class RateLimiter {
   }
 }
 
+/**
+ * Failed authentication per source address: a source that failed `burst` times in a row waits,
+ * one more attempt allowed every `1 / rate` seconds; until then its credentialed calls get 429
+ * with Retry-After (as the API server's and kubelet's fronts answer floods). Loopback included.
+ */
+export class AuthThrottle {
+  readonly #buckets = new Map<string, { tokens: number; at: number }>();
+
+  constructor(
+    readonly rate: number,
+    readonly burst: number,
+    private readonly now: () => number,
+  ) {}
+
+  #bucket(source: string) {
+    const now = this.now();
+    const b = this.#buckets.get(source) ?? { tokens: this.burst, at: now };
+    b.tokens = Math.min(this.burst, b.tokens + ((now - b.at) / 1000) * this.rate);
+    b.at = now;
+    return b;
+  }
+
+  /** Throws 429 while `source` has no attempt left. */
+  check(source: string): void {
+    const b = this.#bucket(source);
+    if (b.tokens < 1)
+      throw tooManyRequests(
+        `too many failed authentication attempts from ${source}; try again later`,
+        Math.ceil((1 - b.tokens) / this.rate),
+      );
+  }
+
+  /** Counts a failed attempt of `source`. */
+  failed(source: string): void {
+    const b = this.#bucket(source);
+    b.tokens = Math.max(0, b.tokens - 1);
+    if (b.tokens >= this.burst) this.#buckets.delete(source);
+    else this.#buckets.set(source, b);
+    if (this.#buckets.size > 10_000) this.#buckets.clear(); // bounded memory under a flood of sources
+  }
+}
+
 export interface Limits {
   exec: Gate;
   logs: Gate;
   /** Per-client limiter; loopback clients are exempt (local automation). */
   rate: RateLimiter | undefined;
+  /** Failed authentication per source address (loopback too). */
+  authFailures: AuthThrottle;
   maxBodyBytes: number;
 }
 
-/** The defaults: 16 exec sessions, 32 followed logs, 50 req/s (burst 100) per LAN client, 1 MiB bodies. */
+/** The defaults: 10 failed authentications per source then 1/s, 16 exec sessions, 32 followed logs, 50 req/s (burst 100) per LAN client, 1 MiB bodies. */
 export function defaultLimits(
   now: () => number,
   o: Partial<{ exec: number; logs: number; rate: number; maxBodyBytes: number }> = {},
@@ -76,6 +120,8 @@ export function defaultLimits(
     exec: new Gate('exec sessions', o.exec ?? 16),
     logs: new Gate('log streams', o.logs ?? 32),
     rate: rate > 0 ? new RateLimiter(rate, rate * 2, now) : undefined,
+    // 10 failures in a row, then one attempt a second: 2,000 guesses take half an hour, not a second.
+    authFailures: new AuthThrottle(1, 10, now),
     maxBodyBytes: o.maxBodyBytes ?? 1 << 20,
   };
 }
