@@ -97,8 +97,10 @@ if (lab) {
 
   // In a container terminal: print `ready`, wait for a line, then the terminal size once it has one
   // (the client's resize and its input travel on different channels, handled apart by containerd).
+  // busybox's `stty size` exits 0 even while the terminal has no size yet (it prints only an error),
+  // so the loop waits for its output, and prints the size that one call read.
   const sizeAfterInput = (exit: number) =>
-    `echo ready; read x; until stty size >/dev/null 2>&1; do sleep 0.1; done; stty size; exit ${exit}`;
+    `echo ready; read x; until s=$(stty size 2>/dev/null) && [ -n "$s" ]; do sleep 0.1; done; echo "$s"; exit ${exit}`;
 
   /** kubectl under a pseudo-terminal (`script`), fed `input` once `ready` shows on its output. */
   function underTerminal(command: string, ready: string, input: string): Promise<Run> {
