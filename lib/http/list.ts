@@ -119,9 +119,22 @@ export function listOrWatch<T extends KubeObject>(
  * them to the list's kind; every client fills them in), custom resources whole, as for CRDs.
  */
 function listItem<T extends KubeObject>(r: Listable<T>, item: T): T {
-  if (r.apiVersion !== undefined) return item;
+  return r.apiVersion !== undefined ? item : builtinItem(item);
+}
+
+function builtinItem<T extends KubeObject>(item: T): T {
   const { kind: _k, apiVersion: _v, ...rest } = item;
   return rest as T;
+}
+
+/** A core/v1 list built here (deletecollection's answer), its items as kube-apiserver lists them. */
+export function coreList<T extends KubeObject>(listKind: string, resourceVersion: number, items: readonly T[]) {
+  return {
+    kind: listKind,
+    apiVersion: 'v1',
+    metadata: { resourceVersion: String(resourceVersion) },
+    items: items.map(builtinItem),
+  };
 }
 
 function watch<T extends KubeObject>(

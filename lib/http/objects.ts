@@ -11,7 +11,7 @@ import type { Store } from '#lib/store/index.ts';
 import { serverSideApply } from './apply.ts';
 import { applyPatch, isObject, patchType, readBody } from './body.ts';
 import type { AppContext } from './env.ts';
-import type { Listable } from './list.ts';
+import { coreList, type Listable } from './list.ts';
 import { wantsTable } from './negotiate.ts';
 import { deleteOptions } from './pod-delete.ts';
 import {
@@ -392,10 +392,5 @@ export async function deleteObjects(c: AppContext, k: ObjectKind, namespace: str
     c.var.store.metabase.sqlite.transaction(() => {
       for (const o of items) c.var.store.objects.remove(k.kind, namespace, o.metadata.name!);
     })();
-  return c.json({
-    kind: `${k.kind}List`,
-    apiVersion: 'v1',
-    metadata: { resourceVersion: String(c.var.store.rv.current) },
-    items,
-  });
+  return c.json(coreList(`${k.kind}List`, c.var.store.rv.current, items));
 }

@@ -5,6 +5,7 @@ import type { Pod } from '#lib/kube/types.ts';
 import type { PodRecord } from '#lib/store/pods.ts';
 import { isObject, readBody } from './body.ts';
 import type { AppContext } from './env.ts';
+import { coreList } from './list.ts';
 import { podsResource } from './resources.ts';
 import { dryRunOf, refuseForeign, timestamp } from './write-options.ts';
 
@@ -131,12 +132,7 @@ export async function deleteCollection(c: AppContext, namespace: string) {
   const items = store.metabase.sqlite.transaction(() =>
     matched.map((pod, i) => deletePod(c, records[i]!, pod, opts)),
   )();
-  return c.json({
-    kind: 'PodList',
-    apiVersion: 'v1',
-    metadata: { resourceVersion: String(store.rv.current) },
-    items,
-  });
+  return c.json(coreList('PodList', store.rv.current, items));
 }
 
 /** `POST pods/{name}/eviction`: a delete with the Eviction's options (no disruption budgets on a node). */

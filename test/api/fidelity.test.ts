@@ -92,4 +92,29 @@ test('list items of built-in kinds carry no kind or apiVersion, as kube-apiserve
   assert.is(((await (await app.request('/api/v1/namespaces/default/pods/a')).json()) as any).kind, 'Pod');
 });
 
+test('the lists deletecollection answers and the node list carry their items as kube-apiserver does', async () => {
+  const { app } = testApp();
+  const post = (kind: string, body: string) =>
+    app.request(`/api/v1/namespaces/default/${kind}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+    });
+  await post('pods', pod('a'));
+  await post('configmaps', JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' } }));
+  for (const kind of ['pods', 'configmaps']) {
+    const res = await app.request(`/api/v1/namespaces/default/${kind}`, { method: 'DELETE' });
+    assert.is(res.status, 200, kind);
+    const list = (await res.json()) as any;
+    assert.is(list.items.length, 1, kind);
+    assert.is(list.items[0].kind, undefined, kind);
+    assert.is(list.items[0].apiVersion, undefined, kind);
+  }
+  const nodes = (await (await app.request('/api/v1/nodes')).json()) as any;
+  assert.is(nodes.kind, 'NodeList');
+  assert.is(nodes.items.length, 1);
+  assert.is(nodes.items[0].kind, undefined);
+  assert.is(nodes.items[0].apiVersion, undefined);
+});
+
 test.run();
