@@ -231,7 +231,13 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
   }
   // The admin kubeconfig names the address the API answers on; local admin work also goes
   // through the root-only unix socket beside the metabase.
-  writeAdminKubeconfig(config.dataDir, adminServer(server.url), admin.token);
+  try {
+    writeAdminKubeconfig(config.dataDir, adminServer(server.url), admin.token);
+  } catch (err) {
+    // A full disk at start must not stop the agent (reads and recovery go on): the kubeconfig of
+    // an earlier start stays, with the token that still authenticates.
+    log.warn({ err }, 'the admin kubeconfig could not be rewritten; the one already there stays');
+  }
   let localServer: { close(): Promise<void> } | undefined;
   if (config.dataDir !== ':memory:') {
     try {

@@ -1,14 +1,14 @@
 // The data directory's admin credential (issue 18, item 6): made on the first start, root-only,
 // kept across restarts; its token authenticates as the admin and the outpost CLI finds its kubeconfig by
 // itself (kubectl sends tokens over HTTPS only); the unix socket beside the metabase makes its callers admins and is 0600.
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { adminKubeconfigPath } from '#lib/auth/admin.ts';
-import { outpost, startTestAgent } from '../helpers/agent.ts';
+import { outpost, startTestAgent, type TestAgent } from '../helpers/agent.ts';
 
 const mode = (p: string) => statSync(p).mode & 0o777;
 
@@ -59,6 +59,29 @@ test('first start writes a root-only admin credential; it authenticates; a resta
     assert.match(again, `server: ${agent.url}`);
   } finally {
     await agent.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('a start whose admin kubeconfig cannot be rewritten still serves, with the credential it had', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'outpost-admin-'));
+  let agent: TestAgent | undefined = await startTestAgent({ dataDir });
+  try {
+    const token = /token: (\S+)/.exec(readFileSync(adminKubeconfigPath(dataDir), 'utf8'))![1]!;
+    await agent.close();
+    agent = undefined;
+    // The rewrite goes through a temporary file beside the kubeconfig: a directory in its place
+    // makes it fail as a full disk would.
+    mkdirSync(`${adminKubeconfigPath(dataDir)}.tmp`);
+    agent = await startTestAgent({ dataDir });
+    const res = await fetch(`${agent.url}/api/v1/namespaces/default/pods/ghost`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${token}` },
+    });
+    assert.is(res.status, 404);
+    assert.is(agent.store.audit.list({ limit: 1 })[0]?.user, 'admin');
+  } finally {
+    await agent?.close();
     rmSync(dataDir, { recursive: true, force: true });
   }
 });
