@@ -103,15 +103,16 @@ t("an empty namespace prints kubectl's empty message", async () => {
 });
 
 t('get pods -w sees a manifest change', async () => {
+  // Until late's whole line is out (a first chunk may end inside it); generous for a loaded machine.
   const watching = kubectl(agent.url, ['get', 'pods', '-w', '-n', 'default'], {
-    untilStdout: /late\s/,
-    timeoutMs: 15_000,
+    untilStdout: /\nlate\s.*\n/,
+    timeoutMs: 90_000,
   });
   await new Promise((r) => setTimeout(r, 1500));
   writeFileSync(join(dir, 'late.yaml'), pod('late', 'default', 'app: late'));
   const r = await watching;
-  assert.match(r.stdout, /^NAME\s+READY\s+STATUS/);
-  assert.match(r.stdout, /\nlate\s+0\/1\s+Pending\s+0\s+/);
+  assert.match(r.stdout, /^NAME\s+READY\s+STATUS/, r.stdout + r.stderr);
+  assert.match(r.stdout, /\nlate\s+0\/1\s+Pending\s+0\s+/, r.stdout + r.stderr);
 });
 
 t('outpost get prints what kubectl prints', async () => {
