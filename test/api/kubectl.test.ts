@@ -137,13 +137,13 @@ t('outpost get prints what kubectl prints', async () => {
 
 t('outpost get -w sees a manifest change', async () => {
   const watching = outpost(['get', 'pods', '-w', '-s', agent.url], {
-    untilStdout: /later\s/,
-    timeoutMs: 15_000,
+    untilStdout: /\nlater\s.*\n/,
+    timeoutMs: 90_000,
   });
   await new Promise((r) => setTimeout(r, 1500));
   writeFileSync(join(dir, 'later.yaml'), pod('later', 'default', 'app: later'));
   const r = await watching;
-  assert.match(r.stdout, /\nlater\s+0\/1\s+Pending\s+0\s+/);
+  assert.match(r.stdout, /\nlater\s+0\/1\s+Pending\s+0\s+/, r.stdout + r.stderr);
 });
 
 t.run();
