@@ -11,7 +11,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { CriClient } from '#lib/cri/client.ts';
 import type { Pod } from '#lib/kube/types.ts';
-import { labOrSkip, waitFor } from '../helpers/lab.ts';
+import { labOrSkip, removeSandboxes, waitFor } from '../helpers/lab.ts';
 import { ensureBundle, type OutpostProcess, spawnOutpost } from '../helpers/outpost-process.ts';
 
 const FILE = 'test/e2e/full-disk.test.ts';
@@ -138,11 +138,7 @@ if (!lab || mounted?.status !== 0) {
 
   test.after(async () => {
     await agent?.kill9();
-    const labelSelector = { 'io.kubernetes.pod.namespace': ns };
-    for (const s of await cri.listPodSandbox({ labelSelector }).catch(() => [])) {
-      await cri.stopPodSandbox(s.id).catch(() => {});
-      await cri.removePodSandbox(s.id).catch(() => {});
-    }
+    await removeSandboxes(cri, ns);
     cri.close();
     if (spawnSync('umount', [mnt]).status !== 0) spawnSync('umount', ['-l', mnt]);
     rmSync(dir, { recursive: true, force: true });

@@ -10,7 +10,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { CriClient } from '#lib/cri/client.ts';
 import { kubectl, startTestAgent, type TestAgent } from '../helpers/agent.ts';
-import { labOrSkip, waitFor } from '../helpers/lab.ts';
+import { labOrSkip, removeSandboxes, waitFor } from '../helpers/lab.ts';
 
 const LINES = 300;
 
@@ -119,10 +119,7 @@ spec:
 
   test.after(async () => {
     await agent.stop();
-    for (const s of await cri.listPodSandbox({ labelSelector: { 'io.kubernetes.pod.namespace': ns } })) {
-      await cri.stopPodSandbox(s.id).catch(() => {});
-      await cri.removePodSandbox(s.id).catch(() => {});
-    }
+    await removeSandboxes(cri, ns);
     cri.close();
     rmSync(dir, { recursive: true, force: true });
     await lab.stop();

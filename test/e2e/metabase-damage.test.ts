@@ -14,7 +14,7 @@ import * as assert from 'uvu/assert';
 import { CriClient } from '#lib/cri/client.ts';
 import type { Pod } from '#lib/kube/types.ts';
 import { garbagePage, loseWal, truncatePages } from '../helpers/corrupt.ts';
-import { labOrSkip, waitFor } from '../helpers/lab.ts';
+import { labOrSkip, removeSandboxes, waitFor } from '../helpers/lab.ts';
 import { ensureBundle, type OutpostProcess, spawnOutpost } from '../helpers/outpost-process.ts';
 
 const lab = await labOrSkip('test/e2e/metabase-damage.test.ts');
@@ -187,11 +187,7 @@ if (lab) {
   test.after(async () => {
     for (const p of started) await p.kill9();
     // This suite's pods go with it (the lab is shared).
-    const labelSelector = { 'io.kubernetes.pod.namespace': ns };
-    for (const s of await cri.listPodSandbox({ labelSelector }).catch(() => [])) {
-      await cri.stopPodSandbox(s.id).catch(() => {});
-      await cri.removePodSandbox(s.id).catch(() => {});
-    }
+    await removeSandboxes(cri, ns);
     cri.close();
     rmSync(dir, { recursive: true, force: true });
     await lab.stop();

@@ -7,7 +7,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { CriClient } from '#lib/cri/client.ts';
 import { kubectl, run, startTestAgent, type TestAgent } from '../helpers/agent.ts';
-import { labOrSkip, waitFor } from '../helpers/lab.ts';
+import { labOrSkip, removeSandboxes, waitFor } from '../helpers/lab.ts';
 
 const lab = await labOrSkip('test/e2e/top.test.ts');
 if (lab) {
@@ -85,12 +85,7 @@ if (lab) {
   test.after(async () => {
     await kubectl(agent.url, ['delete', 'pod', 'busy', '-n', ns, '--grace-period=0']).catch(() => undefined);
     await agent.stop();
-    for (const s of await cri.listPodSandbox()) {
-      if (s.labels['io.kubernetes.pod.namespace'] === ns) {
-        await cri.stopPodSandbox(s.id).catch(() => {});
-        await cri.removePodSandbox(s.id).catch(() => {});
-      }
-    }
+    await removeSandboxes(cri, ns);
     cri.close();
     rmSync(dir, { recursive: true, force: true });
     await lab.stop();

@@ -15,7 +15,7 @@ import type { Device } from '#lib/kube/devices.ts';
 import type { Pod } from '#lib/kube/types.ts';
 import type { Lab } from '../../scripts/lab.ts';
 import { DEVICES, device, startMapper, writeDevices } from './devices.ts';
-import { waitFor } from './lab.ts';
+import { removeSandboxes, waitFor } from './lab.ts';
 import { type OutpostProcess, spawnOutpost } from './outpost-process.ts';
 
 export interface KillLoopOptions {
@@ -216,11 +216,7 @@ export async function runKillLoop(o: KillLoopOptions): Promise<KillLoopResult> {
   } finally {
     await agent?.kill9();
     await mapper?.stop();
-    const labelSelector = { 'io.kubernetes.pod.namespace': ns };
-    for (const s of await cri.listPodSandbox({ labelSelector }).catch(() => [])) {
-      await cri.stopPodSandbox(s.id).catch(() => {});
-      await cri.removePodSandbox(s.id).catch(() => {});
-    }
+    await removeSandboxes(cri, ns);
     cri.close();
     rmSync(dir, { recursive: true, force: true });
   }

@@ -37,7 +37,9 @@ export async function waitFor<T>(fn: () => T | Promise<T>, timeoutMs = 90_000, e
 
 /** Removes every pod sandbox a suite left in namespace `ns` of the lab's runtime (its clean-up). */
 export async function removeSandboxes(cri: CriClient, ns: string): Promise<void> {
-  for (const s of await cri.listPodSandbox()) {
-    if (s.labels['io.kubernetes.pod.namespace'] === ns) await cri.removePodSandbox(s.id).catch(() => {});
+  const labelSelector = { 'io.kubernetes.pod.namespace': ns };
+  for (const s of await cri.listPodSandbox({ labelSelector }).catch(() => [])) {
+    await cri.stopPodSandbox(s.id).catch(() => {});
+    await cri.removePodSandbox(s.id).catch(() => {});
   }
 }
