@@ -197,6 +197,8 @@ async function ensurePackages(log: (l: string) => void): Promise<void> {
   const missing = [
     ...(which('containerd') && which('ctr') ? [] : ['containerd']),
     ...(which('runc') ? [] : ['runc']),
+    ...(existsSync('/usr/lib/cni/bridge') ? [] : ['containernetworking-plugins']),
+    ...(which('iptables') ? [] : ['iptables']),
     ...(staticBusybox() ? [] : ['busybox-static']),
   ];
   if (missing.length === 0) return;
@@ -396,6 +398,8 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
     sandbox_image = ${JSON.stringify(LAB_IMAGES.pause)}
     # Without it every sandbox fails here: the kernel refuses oom_score_adj -998 to runc.
     restrict_oom_score_adj = true
+    # Pod network namespaces under the lab's state, not the machine's /run/netns.
+    netns_mounts_under_state_dir = true
     stream_server_address = "127.0.0.1"
     stream_server_port = "0"
     ${cri}.containerd]
@@ -405,14 +409,68 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
         runtime_type = "io.containerd.runc.v2"
         ${cri}.containerd.runtimes.runc.options]
           Root = ${dir('runc')}
-    # Pods use the node's network; an empty conf_dir keeps the node's CNI config out.
+    # Pod networks: Debian's containernetworking-plugins and the lab's own conflist (cniConflist).
     ${cri}.cni]
       bin_dir = "/usr/lib/cni"
       conf_dir = ${dir('cni')}
+      max_conf_num = 1
   [plugins."io.containerd.internal.v1.opt"]
     path = ${dir('opt')}
 `;
 }
+
+/**
+ * The lab's pod network: a bridge and a /24 of 10.128.0.0/10 of its own, both derived from the
+ * lab's directory, so labs of several checkouts run side by side on one machine. A subnet some
+ * other interface routes already is skipped.
+ */
+export function labNetwork(dir: string): { name: string; bridge: string; subnet: string } {
+  const hash = createHash('sha256').update(resolve(dir)).digest();
+  const bridge = `olab${hash.subarray(0, 4).toString('hex').slice(0, 8)}`;
+  const routes = spawnSync('ip', ['-4', 'route', 'show'], { env, encoding: 'utf8' }).stdout ?? '';
+  let n = hash.readUInt16BE(4) % (64 * 256);
+  for (let i = 0; i < 64 * 256; i++, n = (n + 1) % (64 * 256)) {
+    const subnet = `10.${128 + (n >> 8)}.${n & 255}.0/24`;
+    const line = routes.split('\n').find((l) => l.startsWith(`${subnet} `));
+    if (!line || line.includes(` dev ${bridge} `)) return { name: `outpost-${bridge}`, bridge, subnet };
+  }
+  throw new Error('lab: no free /24 in 10.128.0.0/10 for the pod network');
+}
+
+/**
+ * The conflist a node installer writes into containerd's CNI conf_dir: bridge (with masquerade)
+ * + host-local + portmap. host-local keeps its leases under the runtime's state directory, which
+ * a node keeps on tmpfs like /run, so a power cut cannot leave leases of dead pods behind.
+ */
+export function cniConflist(net: { name: string; bridge: string; subnet: string }, leaseDir: string): string {
+  return `${JSON.stringify(
+    {
+      cniVersion: '1.0.0',
+      name: net.name,
+      plugins: [
+        {
+          type: 'bridge',
+          bridge: net.bridge,
+          isGateway: true,
+          ipMasq: true,
+          hairpinMode: true,
+          ipam: {
+            type: 'host-local',
+            ranges: [[{ subnet: net.subnet }]],
+            routes: [{ dst: '0.0.0.0/0' }],
+            dataDir: leaseDir,
+          },
+        },
+        { type: 'portmap', capabilities: { portMappings: true } },
+      ],
+    },
+    null,
+    2,
+  )}\n`;
+}
+
+/** Where the lab's host-local plugin keeps its leases (one file per pod IP, under network/). */
+export const labLeaseDir = (dir: string) => join(resolve(dir), 'state', 'cni-ipam');
 
 /** Starts containerd on the lab's config and waits until CRI answers; returns its PID. */
 async function startContainerd(p: Paths, log: (l: string) => void): Promise<number> {
@@ -421,6 +479,10 @@ async function startContainerd(p: Paths, log: (l: string) => void): Promise<numb
   mkdirSync(resolve(p.socket, '..'), { recursive: true });
   rmSync(p.socket, { force: true });
   writeFileSync(p.config, configToml(p));
+  writeFileSync(
+    join(p.dir, 'cni', '10-outpost-lab.conflist'),
+    cniConflist(labNetwork(p.dir), labLeaseDir(p.dir)),
+  );
   const out = openSync(p.logfile, 'w');
   const child = spawn('containerd', ['--config', p.config], {
     detached: true,
@@ -620,6 +682,7 @@ async function teardown(p: Paths, log: (l: string) => void): Promise<void> {
   }
   for (const shim of shimPids(p)) process.kill(shim, 'SIGKILL');
   unmountAll(p);
+  spawnSync('ip', ['link', 'del', labNetwork(p.dir).bridge], { env, stdio: 'ignore' });
   for (const f of [
     'root',
     'state',
