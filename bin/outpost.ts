@@ -41,6 +41,12 @@ program
   )
   .option('--node-name <name>', 'this node’s name (default: the host name)')
   .option('--runtime-endpoint <url>', 'CRI endpoint (default unix:///run/containerd/containerd.sock)')
+  .addOption(
+    new Option(
+      '--image-pull <mode>',
+      'registry unreachable: fallback (start from the local image) or strict (fail, as kubelet)',
+    ).choices(['fallback', 'strict']),
+  )
   .option('--dmi-socket <path>', 'DMI socket device mappers register on (default DATA_DIR/dmi.sock)')
   .addOption(
     new Option('--durability <mode>', 'metabase fsync: full (every commit) or normal').choices([

@@ -415,6 +415,7 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
           nodeName: config.nodeName,
           dataDir: config.dataDir,
           restarts: deps.restarts,
+          imagePull: config.imagePull,
         });
         // Probe callbacks may fire during the first syncs: the manager must be reachable before start().
         pods = manager;

@@ -56,6 +56,8 @@ export const serveConfig = z.object({
     .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'must be a lowercase RFC 1123 subdomain')
     .default(() => hostname().toLowerCase()),
   runtimeEndpoint: z.string().default('unix:///run/containerd/containerd.sock'),
+  /** A pull that cannot reach the registry: `fallback` starts from the local image, `strict` fails (kubelet). */
+  imagePull: z.enum(['fallback', 'strict']).default('fallback'),
   /** The DMI DeviceManagerService unix socket mappers register on; unset: `DATA_DIR/dmi.sock`. */
   dmiSocket: z.string().min(1).optional(),
   durability: z.enum(['full', 'normal']).default('full'),

@@ -1,5 +1,8 @@
 import type { CriClient } from '#lib/cri/client.ts';
+import { isRegistryUnreachable, unreachableCause } from '#lib/cri/pull-errors.ts';
+import type { Image } from '#lib/cri/types.ts';
 import type { Container } from '#lib/kube/types.ts';
+import { timeout } from '#lib/kube/status.ts';
 import { backoffDelay } from '#lib/supervisor/backoff.ts';
 
 /** Why a container's image is not there: the waiting reason kubelet shows, and its message. */
@@ -15,14 +18,36 @@ export class ImageError extends Error {
 
 export type ImageEvent = (type: 'Normal' | 'Warning', reason: string, message: string) => void;
 
-/** Image pulls by imagePullPolicy, with kubelet's pull backoff (10 s doubling to 5 min) per image. */
+/**
+ * What a pull that cannot reach the registry does: `fallback` (Outpost's default) starts the
+ * container from the image the node already has, `strict` fails as kubelet does.
+ */
+export type ImagePullMode = 'fallback' | 'strict';
+
+interface Failure {
+  count: number;
+  at: number;
+  /** Why the registry was not reached, when that was the failure (the fallback applies). */
+  unreachable: string | undefined;
+  message: string;
+}
+
+/** The digest a PullFallback event names: the manifest digest when the runtime knows one, else the image id. */
+export const cachedDigest = (img: Image): string => img.repoDigests[0] ?? img.id;
+
+/**
+ * Image pulls by imagePullPolicy, with kubelet's pull backoff (10 s doubling to 5 min) per image,
+ * and, unless strict, the offline fallback: a pull that fails because the registry cannot be
+ * reached starts the container from the local image, with a Warning event PullFallback.
+ */
 export class ImagePuller {
-  readonly #failures = new Map<string, { count: number; at: number }>();
+  readonly #failures = new Map<string, Failure>();
 
   constructor(
     private readonly cri: CriClient,
     private readonly now: () => number,
     private readonly pullTimeoutMs = 120_000,
+    private readonly mode: ImagePullMode = 'fallback',
   ) {}
 
   /** Makes sure the container's image is present; returns its image reference. */
@@ -51,6 +76,9 @@ export class ImagePuller {
       failed &&
       this.now() < failed.at + backoffDelay(failed.count - 1, { initialMs: 10_000, maxMs: 300_000 })
     ) {
+      // Within the backoff the registry is not asked again; an offline node keeps using its copy.
+      const local = failed.unreachable ? await this.#fallback(image, failed, event) : undefined;
+      if (local) return local;
       const msg = `Back-off pulling image "${image}"`;
       event('Normal', 'BackOff', msg);
       throw new ImageError('ImagePullBackOff', msg);
@@ -62,7 +90,7 @@ export class ImagePuller {
         this.cri.pullImage(image),
         new Promise<never>((_, reject) =>
           setTimeout(
-            () => reject(new Error(`pull did not finish within ${this.pullTimeoutMs / 1000}s`)),
+            () => reject(timeout(`pull did not finish within ${this.pullTimeoutMs / 1000}s`)),
             this.pullTimeoutMs,
           ).unref(),
         ),
@@ -72,10 +100,29 @@ export class ImagePuller {
       return ref;
     } catch (e) {
       const prev = this.#failures.get(image);
-      this.#failures.set(image, { count: (prev?.count ?? 0) + 1, at: this.now() });
-      const msg = `Failed to pull image "${image}": ${(e as Error).message}`;
+      const message = (e as Error).message;
+      const unreachable = isRegistryUnreachable(e) ? (unreachableCause(message) ?? 'timeout') : undefined;
+      const failure = { count: (prev?.count ?? 0) + 1, at: this.now(), unreachable, message };
+      this.#failures.set(image, failure);
+      const local = unreachable ? await this.#fallback(image, failure, event) : undefined;
+      if (local) return local;
+      const msg = `Failed to pull image "${image}": ${message}`;
       event('Warning', 'Failed', msg);
       throw new ImageError('ErrImagePull', msg);
     }
+  }
+
+  /** The local image's id when the fallback applies (not strict, image present), after its event. */
+  async #fallback(image: string, failure: Failure, event: ImageEvent): Promise<string | undefined> {
+    if (this.mode === 'strict') return undefined;
+    const local = await this.cri.imageStatus(image).catch(() => null);
+    if (!local) return undefined;
+    event(
+      'Warning',
+      'PullFallback',
+      `Registry unreachable pulling image "${image}" (${failure.unreachable}); ` +
+        `using the cached image ${cachedDigest(local)}`,
+    );
+    return local.id;
   }
 }

@@ -10,7 +10,7 @@ import { fingerprint, groupByPod, type RuntimePod } from '../runtime/view.ts';
 import { podSpecHash } from '../spec/container-config.ts';
 import { referencedObjects, TOKEN_KIND } from '../spec/references.ts';
 import { collectGarbage } from './gc.ts';
-import { ImagePuller } from './images.ts';
+import { type ImagePullMode, ImagePuller } from './images.ts';
 import { PodWorker, type Prober } from './pod-worker.ts';
 import type { RestartRequests } from './restart-requests.ts';
 import { isCritical } from './sandbox.ts';
@@ -36,6 +36,8 @@ export interface PodManagerOptions {
   restarts?: RestartRequests | undefined;
   /** How long pods wait at start-up for the system-critical ones' first sync (default 10 s). */
   criticalFirstMs?: number;
+  /** A pull that cannot reach the registry: start from the local image (default) or fail (strict). */
+  imagePull?: ImagePullMode;
 }
 
 interface Slot {
@@ -89,7 +91,7 @@ export class PodManager {
       store: o.store,
       log: o.log,
       clock: o.clock,
-      images: new ImagePuller(o.cri, () => o.clock.now()),
+      images: new ImagePuller(o.cri, () => o.clock.now(), undefined, o.imagePull),
       prober: o.prober,
       nodeName: o.nodeName,
       hostIP: o.hostIP ?? nodeIP(),

@@ -1,0 +1,79 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import type { CriClient } from '#lib/cri/client.ts';
+import type { Image } from '#lib/cri/types.ts';
+import { internal, notFound } from '#lib/kube/status.ts';
+import { ImageError, type ImagePullMode, ImagePuller } from '#lib/pods/worker/images.ts';
+
+// A fake runtime in a unit test only; the e2e suite (test/e2e/offline-images.test.ts) runs it on containerd.
+const REFUSED =
+  'PullImage: UNKNOWN: failed to pull and unpack image "127.0.0.1:1/busybox:latest": failed to resolve reference "127.0.0.1:1/busybox:latest": failed to do request: Head "http://127.0.0.1:1/v2/busybox/manifests/latest": dial tcp 127.0.0.1:1: connect: connection refused';
+const local: Image = {
+  id: 'sha256:e7db4ce06cf06b72a071f49579870ac277f442d989b134ff7b7c4d5f729c1392',
+  repoTags: ['127.0.0.1:1/busybox:latest'],
+  repoDigests: [],
+  size: '2130643',
+  uid: null,
+  username: '',
+  spec: null,
+  pinned: false,
+};
+
+function setup(o: { mode?: ImagePullMode; pullError: Error; present: boolean }) {
+  const pulls: string[] = [];
+  const cri = {
+    pullImage: async (image: string) => {
+      pulls.push(image);
+      throw o.pullError;
+    },
+    imageStatus: async () => (o.present ? local : null),
+  } as unknown as CriClient;
+  let now = 0;
+  const puller = new ImagePuller(cri, () => now, 60_000, o.mode);
+  const events: string[] = [];
+  const ensure = () =>
+    puller.ensure(
+      { name: 'main', image: '127.0.0.1:1/busybox:latest', imagePullPolicy: 'Always' },
+      (type, reason, message) => events.push(`${type} ${reason} ${message}`),
+    );
+  return { ensure, events, pulls, advance: (ms: number) => (now += ms) };
+}
+
+test('an unreachable registry with the image present starts from it, with PullFallback naming the digest', async () => {
+  const s = setup({ pullError: internal(REFUSED), present: true });
+  assert.is(await s.ensure(), local.id);
+  const fallback = s.events.find((e) => e.startsWith('Warning PullFallback'));
+  assert.ok(fallback?.includes(local.id), s.events.join('\n'));
+  assert.ok(fallback?.includes('connection refused'));
+  // Within the pull backoff the registry is not asked again, the local image serves.
+  assert.is(await s.ensure(), local.id);
+  assert.is(s.pulls.length, 1);
+  s.advance(11_000);
+  await s.ensure();
+  assert.is(s.pulls.length, 2);
+});
+
+test('strict keeps kubelet: ErrImagePull, then ImagePullBackOff', async () => {
+  const s = setup({ mode: 'strict', pullError: internal(REFUSED), present: true });
+  const first = await s.ensure().catch((e: unknown) => e);
+  assert.instance(first, ImageError);
+  assert.is((first as ImageError).reason, 'ErrImagePull');
+  const second = await s.ensure().catch((e: unknown) => e);
+  assert.is((second as ImageError).reason, 'ImagePullBackOff');
+  assert.not.ok(s.events.some((e) => e.includes('PullFallback')));
+});
+
+test('an answer of the registry (not found) fails even with the image present', async () => {
+  const s = setup({ pullError: notFound('images', '127.0.0.1:1/busybox:latest'), present: true });
+  const err = await s.ensure().catch((e: unknown) => e);
+  assert.is((err as ImageError).reason, 'ErrImagePull');
+});
+
+test('an unreachable registry without the image fails with the cause', async () => {
+  const s = setup({ pullError: internal(REFUSED), present: false });
+  const err = await s.ensure().catch((e: unknown) => e);
+  assert.is((err as ImageError).reason, 'ErrImagePull');
+  assert.match((err as ImageError).message, /connection refused/);
+});
+
+test.run();
