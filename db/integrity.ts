@@ -1,6 +1,6 @@
 // Is the metabase file sound? SQLite's own checks (quick_check on every start, the full
 // integrity_check in `outpost doctor`), and the error codes that mean a damaged file.
-import type Database from 'better-sqlite3';
+import type { Sqlite } from './sqlite.ts';
 
 export type CheckMode = 'quick' | 'full';
 
@@ -17,7 +17,7 @@ export function isCorruption(err: unknown): boolean {
  * Runs `PRAGMA quick_check` (every page and row, O(N)) or `integrity_check` (also every index
  * against its table); returns at most MAX_PROBLEMS problems, none when the database is sound.
  */
-export function checkIntegrity(sqlite: Database.Database, mode: CheckMode = 'quick'): string[] {
+export function checkIntegrity(sqlite: Sqlite, mode: CheckMode = 'quick'): string[] {
   const pragma = mode === 'quick' ? 'quick_check' : 'integrity_check';
   try {
     const rows = sqlite.pragma(`${pragma}(${MAX_PROBLEMS})`) as Record<string, string>[];

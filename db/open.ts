@@ -1,11 +1,11 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { type BetterSQLite3Database, drizzle } from 'drizzle-orm/better-sqlite3';
 import { isNoSpace } from './disk.ts';
 import { checkIntegrity, isCorruption, MetabaseCorruptError } from './integrity.ts';
 import { migrations } from './migrations.gen.ts';
 import * as schema from './schema.ts';
+import { openSqlite, type Sqlite } from './sqlite.ts';
 
 /** The schema version this build writes: one per committed migration. */
 export const SCHEMA_VERSION = migrations.length;
@@ -20,7 +20,7 @@ export type Durability = 'full' | 'normal';
 export type Db = BetterSQLite3Database<typeof schema>;
 
 export interface Metabase {
-  sqlite: Database.Database;
+  sqlite: Sqlite;
   db: Db;
   path: string;
   /** Set when this start found the file damaged and replaced it (see db/recover.ts). */
@@ -47,7 +47,7 @@ export interface OpenOptions {
   /** Run `PRAGMA quick_check` before anything uses the file; damage throws MetabaseCorruptError. */
   check?: boolean;
   /** Called before the migrations from schema version `from` run on an existing metabase. */
-  beforeMigrate?: (sqlite: Database.Database, from: number, to: number) => void;
+  beforeMigrate?: (sqlite: Sqlite, from: number, to: number) => void;
 }
 
 /** The metabase cannot be used: unreadable, or written by a newer Outpost. Fatal at start-up. */
@@ -66,9 +66,9 @@ export function openMetabase(dir: string, opts: OpenOptions = {}): Metabase {
     }
     path = join(dir, 'outpost.db');
   }
-  let sqlite: Database.Database | undefined;
+  let sqlite: Sqlite | undefined;
   try {
-    sqlite = new Database(path);
+    sqlite = openSqlite(path);
     sqlite.pragma('journal_mode = WAL');
     sqlite.pragma(`synchronous = ${opts.durability === 'normal' ? 'NORMAL' : 'FULL'}`);
     sqlite.pragma('busy_timeout = 5000');
@@ -90,7 +90,7 @@ export function openMetabase(dir: string, opts: OpenOptions = {}): Metabase {
 }
 
 /** Applies the embedded migrations above `PRAGMA user_version`, each in its own transaction. */
-function migrate(sqlite: Database.Database, path: string, beforeMigrate: OpenOptions['beforeMigrate']): void {
+function migrate(sqlite: Sqlite, path: string, beforeMigrate: OpenOptions['beforeMigrate']): void {
   const current = sqlite.pragma('user_version', { simple: true }) as number;
   if (current > SCHEMA_VERSION) {
     throw new MetabaseError(

@@ -5,7 +5,6 @@
 // runtime still runs alone until one of those sources claims it again.
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { MetabaseCorruptError } from './integrity.ts';
 import { type Durability, type Metabase, openMetabase, type Recovery, SCHEMA_VERSION } from './open.ts';
 import {
@@ -16,6 +15,7 @@ import {
   takeSnapshot,
   verifyFile,
 } from './snapshot.ts';
+import { openSqlite, type Sqlite } from './sqlite.ts';
 
 export interface CheckedOpenOptions {
   durability?: Durability;
@@ -31,10 +31,10 @@ const RV_JUMP = 1_000_000;
 
 /** What the damaged file still tells about objects created through the API (best effort, may be nothing). */
 function salvageApiObjects(path: string): string[] | undefined {
-  let db: Database.Database | undefined;
+  let db: Sqlite | undefined;
   const found: string[] = [];
   try {
-    db = new Database(path, { readonly: true, fileMustExist: true });
+    db = openSqlite(path, { readonly: true, fileMustExist: true });
   } catch {
     return undefined;
   }
@@ -60,7 +60,7 @@ function salvageApiObjects(path: string): string[] | undefined {
  * openMetabase does.
  */
 export function openCheckedMetabase(dataDir: string, o: CheckedOpenOptions): Metabase {
-  const beforeMigrate = (sqlite: Database.Database, _from: number, to: number) => {
+  const beforeMigrate = (sqlite: Sqlite, _from: number, to: number) => {
     try {
       takeSnapshot(sqlite, dataDir, { keep: o.keep, reason: `before-v${to}`, now: o.now() });
     } catch (e) {
@@ -134,7 +134,7 @@ export function openCheckedMetabase(dataDir: string, o: CheckedOpenOptions): Met
 }
 
 /** The last recovery this metabase went through, if any (kept in its `meta` table). */
-export function lastRecovery(sqlite: Database.Database): Recovery | undefined {
+export function lastRecovery(sqlite: Sqlite): Recovery | undefined {
   try {
     const row = sqlite.prepare("SELECT value FROM meta WHERE key = 'last_recovery'").get() as
       | { value: string }

@@ -14,8 +14,8 @@ import {
   unlinkSync,
 } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import Database from 'better-sqlite3';
 import { checkIntegrity } from './integrity.ts';
+import { openSqlite, type Sqlite } from './sqlite.ts';
 
 export const METABASE_FILE = 'outpost.db';
 export const SNAPSHOT_DIR = 'snapshots';
@@ -84,9 +84,9 @@ export function verifyFile(
   path: string,
   mode: 'quick' | 'full' = 'quick',
 ): { problems: string[]; version: number } {
-  let db: Database.Database | undefined;
+  let db: Sqlite | undefined;
   try {
-    db = new Database(path, { readonly: true, fileMustExist: true });
+    db = openSqlite(path, { readonly: true, fileMustExist: true });
     const problems = checkIntegrity(db, mode);
     const version = problems.length ? 0 : (db.pragma('user_version', { simple: true }) as number);
     return { problems, version };
@@ -103,7 +103,7 @@ export function verifyFile(
  * SQLite error, e.g. SQLITE_FULL) and leaves no partial file.
  */
 export function takeSnapshot(
-  sqlite: Database.Database,
+  sqlite: Sqlite,
   dataDir: string,
   opts: { keep: number; reason: string; now: number },
 ): Snapshot {

@@ -1,11 +1,11 @@
-import type Database from 'better-sqlite3';
+import type { Sqlite } from './sqlite.ts';
 
 /**
  * Runs every outermost transaction made with `sqlite.transaction(fn)` through `around` (nested
  * ones are savepoints inside it and pass straight through). The stores all write that way, so
  * this sees every write: timing (metrics), failures for lack of space (disk pressure).
  */
-export function aroundTransactions(sqlite: Database.Database, around: <T>(run: () => T) => T): void {
+export function aroundTransactions(sqlite: Sqlite, around: <T>(run: () => T) => T): void {
   const original = sqlite.transaction.bind(sqlite);
   const wrapped = (fn: (...args: unknown[]) => unknown) => {
     const tx = original(fn);

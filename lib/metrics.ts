@@ -1,8 +1,9 @@
 // Prometheus metrics of one agent: a registry per agent (passed through deps, never module-global,
 // so tests and several agents in one process do not share counters). Names follow the Prometheus
 // conventions: `_total` counters, `_seconds` histograms, base units.
-import type Database from 'better-sqlite3';
+
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { Sqlite } from '#db/sqlite.ts';
 import { aroundTransactions } from '#db/transactions.ts';
 import type { Pod } from '#lib/kube/types.ts';
 import type { ModuleSnapshot, ModuleState } from '#lib/supervisor/modules.ts';
@@ -235,7 +236,7 @@ export function createMetrics(sources: MetricsSources = {}): Metrics {
  * Times every outermost write transaction on `sqlite` (the stores all write through
  * `sqlite.transaction(fn)()`); nested ones are savepoints inside a timed outer one.
  */
-export function timeMetabaseWrites(sqlite: Database.Database, observe: (seconds: number) => void): void {
+export function timeMetabaseWrites(sqlite: Sqlite, observe: (seconds: number) => void): void {
   aroundTransactions(sqlite, (run) => {
     const started = performance.now();
     try {

@@ -15,6 +15,7 @@ export const LAYERS: Record<string, number> = {
   'lib/log.ts': 0,
   'lib/version.ts': 0,
   'lib/config.ts': 0,
+  'lib/runtime.ts': 0,
   'lib/grpc': 1,
   'lib/supervisor': 1,
   db: 1,

@@ -3,7 +3,6 @@
 // serving agent (SQLite's WAL lets a reader in); a restore refuses while an agent holds the lock.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import Database from 'better-sqlite3';
 import { freeBytes } from '#db/disk.ts';
 import { checkIntegrity } from '#db/integrity.ts';
 import { LOCK_FILE, lockDataDir } from '#db/lock.ts';
@@ -17,6 +16,7 @@ import {
   takeSnapshot,
   verifyFile,
 } from '#db/snapshot.ts';
+import { openSqlite, type Sqlite } from '#db/sqlite.ts';
 
 type Out = (s: string) => void;
 const stdout: Out = (s) => process.stdout.write(s);
@@ -40,7 +40,7 @@ export function snapshotCommand(o: { dataDir: string; keep: number }, out = stdo
     err(`error: no metabase at ${path}\n`);
     return 1;
   }
-  const db = new Database(path, { fileMustExist: true });
+  const db = openSqlite(path, { fileMustExist: true });
   try {
     db.pragma('busy_timeout = 5000');
     const s = takeSnapshot(db, o.dataDir, { keep: o.keep, reason: 'manual', now: Date.now() });
@@ -93,9 +93,9 @@ export function doctorCommand(o: { dataDir: string }, out = stdout): number {
   if (!existsSync(path)) {
     out(`metabase ${path}: none yet (created by the first outpost serve)\n`);
   } else {
-    let db: Database.Database | undefined;
+    let db: Sqlite | undefined;
     try {
-      db = new Database(path, { readonly: true, fileMustExist: true });
+      db = openSqlite(path, { readonly: true, fileMustExist: true });
       db.pragma('busy_timeout = 5000');
       const found = checkIntegrity(db, 'full');
       const version = found.length ? '?' : String(db.pragma('user_version', { simple: true }));

@@ -1,5 +1,5 @@
-import type Database from 'better-sqlite3';
 import type { Metabase } from '#db/open.ts';
+import type { Sqlite, Statement } from '#db/sqlite.ts';
 
 export interface AuditRecord {
   id: number;
@@ -19,8 +19,8 @@ type Row = Omit<AuditRecord, 'detail'> & { detail: string | null };
 
 /** The audit trail of mutating calls, in the metabase. */
 export class AuditStore {
-  readonly #insert: Database.Statement<unknown[]>;
-  readonly #sqlite: Database.Database;
+  readonly #insert: Statement<unknown[]>;
+  readonly #sqlite: Sqlite;
 
   constructor(mb: Metabase) {
     this.#sqlite = mb.sqlite;

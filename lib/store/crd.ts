@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import type Database from 'better-sqlite3';
 import type { Metabase } from '#db/open.ts';
+import type { Sqlite, Statement } from '#db/sqlite.ts';
 import { applyMergePatch, createMergePatch } from '#lib/kube/merge-patch.ts';
 import type { KubeObject } from '#lib/kube/types.ts';
 import type { Source } from './pods.ts';
@@ -49,12 +49,12 @@ const now8601 = (ms: number) => new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z
 
 /** A custom resource stored whole in its own table: versioned, watched, with node-private bookkeeping. */
 export class CrdStore<T extends KubeObject & { spec: unknown; status?: unknown }> {
-  protected readonly sqlite: Database.Database;
+  protected readonly sqlite: Sqlite;
   protected readonly rv: ResourceVersions;
   protected readonly hub: WatchHub;
   protected readonly now: () => number;
   readonly #t: CrdTable<T>;
-  readonly #get: Database.Statement<[string, string], Row>;
+  readonly #get: Statement<[string, string], Row>;
 
   constructor(mb: Metabase, rv: ResourceVersions, hub: WatchHub, now: () => number, table: CrdTable<T>) {
     this.sqlite = mb.sqlite;

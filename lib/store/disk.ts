@@ -3,8 +3,8 @@
 // write once space is back ends it by itself. Every write is a transaction, so a failed one leaves
 // nothing half-written.
 import { dirname } from 'node:path';
-import type Database from 'better-sqlite3';
 import { freeBytes, isNoSpace } from '#db/disk.ts';
+import type { Sqlite } from '#db/sqlite.ts';
 import { aroundTransactions } from '#db/transactions.ts';
 import { type StatusError, unavailable } from '#lib/kube/status.ts';
 
@@ -24,11 +24,11 @@ export interface DiskFull {
 export class DiskPressure {
   readonly dataDir: string;
   readonly #now: () => number;
-  readonly #sqlite: Database.Database;
+  readonly #sqlite: Sqlite;
   #full: DiskFull | undefined;
   readonly #listeners = new Set<(full: DiskFull | undefined) => void>();
 
-  constructor(sqlite: Database.Database, path: string, now: () => number) {
+  constructor(sqlite: Sqlite, path: string, now: () => number) {
     this.#sqlite = sqlite;
     this.dataDir = path === ':memory:' ? '.' : dirname(path);
     this.#now = now;

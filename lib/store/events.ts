@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type Database from 'better-sqlite3';
 import type { Metabase } from '#db/open.ts';
+import type { Sqlite, Statement } from '#db/sqlite.ts';
 import type { KubeObject } from '#lib/kube/types.ts';
 import type { OutboxStore } from './outbox.ts';
 import type { ResourceVersions } from './resource-version.ts';
@@ -40,14 +40,14 @@ export interface EventQuery {
 
 /** Core v1 Events recorded at the edge, aggregated like kubelet's event correlator. */
 export class EventStore {
-  readonly #sqlite: Database.Database;
+  readonly #sqlite: Sqlite;
   readonly #rv: ResourceVersions;
   readonly #hub: WatchHub;
   readonly #now: () => number;
   readonly #host: string;
   readonly #max: number;
   readonly #outbox: OutboxStore | undefined;
-  readonly #same: Database.Statement<[string, string, string, string, string], EventRow>;
+  readonly #same: Statement<[string, string, string, string, string], EventRow>;
   #writes = 0;
   /** The nanosecond stamp of the last event name, so two events in one millisecond get two names. */
   #lastStamp = 0n;
@@ -153,7 +153,9 @@ export class EventStore {
   /** One event by namespace and name, or undefined. */
   get(namespace: string, name: string): Event | undefined {
     const row = this.#sqlite
-      .prepare<[string, string], { object: string }>('SELECT object FROM events WHERE namespace = ? AND name = ?')
+      .prepare<[string, string], { object: string }>(
+        'SELECT object FROM events WHERE namespace = ? AND name = ?',
+      )
       .get(namespace, name);
     return row ? (JSON.parse(row.object) as Event) : undefined;
   }

@@ -1,5 +1,5 @@
-import type Database from 'better-sqlite3';
 import type { Metabase } from '#db/open.ts';
+import type { Sqlite } from '#db/sqlite.ts';
 
 /** What the node knows of a mapper: its registration and whether its socket answered last time. */
 export interface MapperRecord {
@@ -38,7 +38,7 @@ const toRecord = (r: Row): MapperRecord => ({
 
 /** Registered device mappers, one per protocol as edgecore keeps them. */
 export class MapperStore {
-  readonly #sqlite: Database.Database;
+  readonly #sqlite: Sqlite;
   readonly #now: () => number;
 
   constructor(mb: Metabase, now: () => number = Date.now) {

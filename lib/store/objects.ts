@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import type Database from 'better-sqlite3';
 import type { Metabase } from '#db/open.ts';
+import type { Sqlite, Statement } from '#db/sqlite.ts';
 import type { KubeObject } from '#lib/kube/types.ts';
 import type { Source } from './pods.ts';
 import type { ResourceVersions } from './resource-version.ts';
@@ -28,11 +28,11 @@ export interface ObjectRecord {
 
 /** Namespaced objects that pods consume (ConfigMap, Secret), stored whole. */
 export class ObjectStore {
-  readonly #sqlite: Database.Database;
+  readonly #sqlite: Sqlite;
   readonly #rv: ResourceVersions;
   readonly #hub: WatchHub;
   readonly #now: () => number;
-  readonly #get: Database.Statement<[string, string, string], ObjectRow>;
+  readonly #get: Statement<[string, string, string], ObjectRow>;
 
   constructor(mb: Metabase, rv: ResourceVersions, hub: WatchHub, now: () => number = Date.now) {
     this.#sqlite = mb.sqlite;

@@ -1,5 +1,5 @@
-import type Database from 'better-sqlite3';
 import type { Metabase } from '#db/open.ts';
+import type { Sqlite, Statement } from '#db/sqlite.ts';
 
 export type OutboxKind = 'status' | 'event' | 'delete' | 'device-status';
 
@@ -30,14 +30,11 @@ interface Row {
  * stays a `create`). Disabled (no cloud link), `push` writes nothing.
  */
 export class OutboxStore {
-  readonly #sqlite: Database.Database;
+  readonly #sqlite: Sqlite;
   readonly #now: () => number;
-  readonly #pending: Database.Statement<
-    [string, string],
-    { id: number; op: string | null; created_at: number }
-  >;
-  readonly #delete: Database.Statement<[number]>;
-  readonly #insert: Database.Statement<[string, string, string | null, string, number]>;
+  readonly #pending: Statement<[string, string], { id: number; op: string | null; created_at: number }>;
+  readonly #delete: Statement<[number]>;
+  readonly #insert: Statement<[string, string, string | null, string, number]>;
   readonly #listeners = new Set<() => void>();
   /** Whether changes are recorded for a cloud (set by the agent when a cloud link is configured). */
   enabled = false;

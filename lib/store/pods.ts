@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import type Database from 'better-sqlite3';
 import type { Metabase } from '#db/open.ts';
+import type { Sqlite, Statement } from '#db/sqlite.ts';
 import { applyStrategicMergePatch, podSchema } from '#lib/kube/strategic-merge.ts';
 import type { Pod, PodStatus } from '#lib/kube/types.ts';
 import type { OutboxStore } from './outbox.ts';
@@ -48,13 +48,13 @@ const SELECT = `SELECT p.uid, p.namespace, p.name, p.node_name, p.source, p.orig
 
 /** Pods in the metabase: the desired object and its latest status patch, merged on read. */
 export class PodStore {
-  readonly #sqlite: Database.Database;
+  readonly #sqlite: Sqlite;
   readonly #rv: ResourceVersions;
   readonly #hub: WatchHub;
   readonly #now: () => number;
   readonly #outbox: OutboxStore | undefined;
-  readonly #byName: Database.Statement<[string, string], PodRow>;
-  readonly #byUid: Database.Statement<[string], PodRow>;
+  readonly #byName: Statement<[string, string], PodRow>;
+  readonly #byUid: Statement<[string], PodRow>;
   /**
    * Served pods by uid, valid for one resourceVersion: the merge and the JSON encoding are done
    * once per change instead of once per read. The metabase stays the only source of truth.
@@ -362,7 +362,7 @@ export interface OutboxStatus extends OutboxPodRef {
 }
 
 /** Records the sequence number of the status the cloud acknowledged (pod_status.uploaded_seq). */
-export function markUploaded(sqlite: Database.Database, uid: string, seq: number): void {
+export function markUploaded(sqlite: Sqlite, uid: string, seq: number): void {
   sqlite
     .prepare(
       'UPDATE pod_status SET uploaded_seq = ? WHERE uid = ? AND (uploaded_seq IS NULL OR uploaded_seq < ?)',

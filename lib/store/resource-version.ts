@@ -1,15 +1,15 @@
-import type Database from 'better-sqlite3';
+import type { Sqlite, Statement } from '#db/sqlite.ts';
 
 /**
  * The global resourceVersion counter (like etcd's revision), persisted in the `meta` table and
  * bumped inside the same transaction as the change it versions.
  */
 export class ResourceVersions {
-  readonly #get: Database.Statement<[string], { value: string }>;
-  readonly #set: Database.Statement<[string, string]>;
+  readonly #get: Statement<[string], { value: string }>;
+  readonly #set: Statement<[string, string]>;
   #current: number;
 
-  constructor(sqlite: Database.Database) {
+  constructor(sqlite: Sqlite) {
     this.#get = sqlite.prepare('SELECT value FROM meta WHERE key = ?');
     this.#set = sqlite.prepare(
       'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value',

@@ -1,4 +1,4 @@
-import type Database from 'better-sqlite3';
+import type { Sqlite } from '#db/sqlite.ts';
 
 /**
  * Coalesces the metabase writes the pod workers make in one turn of the event loop (status
@@ -7,12 +7,12 @@ import type Database from 'better-sqlite3';
  * they were added, each in its own savepoint, so one failing write does not undo the others.
  */
 export class WriteBatch {
-  readonly #sqlite: Database.Database;
+  readonly #sqlite: Sqlite;
   readonly #onError: (err: unknown) => void;
   #queue: (() => void)[] = [];
   #scheduled = false;
 
-  constructor(sqlite: Database.Database, onError: (err: unknown) => void) {
+  constructor(sqlite: Sqlite, onError: (err: unknown) => void) {
     this.#sqlite = sqlite;
     this.#onError = onError;
   }
