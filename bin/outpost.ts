@@ -5,6 +5,7 @@ import { addGet, clientFlags, runClient } from '#lib/cli/commands.ts';
 import { addDescribe } from '#lib/cli/describe.ts';
 import { addEdit } from '#lib/cli/edit.ts';
 import { addExec } from '#lib/cli/exec.ts';
+import { addImages } from '#lib/cli/images.ts';
 import { addJoin } from '#lib/cli/join.ts';
 import { addLogs } from '#lib/cli/logs.ts';
 import { addMapper } from '#lib/cli/mapper.ts';
@@ -197,6 +198,7 @@ addMapper(program);
 addToken(program, setExit);
 addJoin(program, setExit);
 addAudit(program, setExit);
+addImages(program, setExit);
 
 clientFlags(program.command('version').description('Print the client and server versions'))
   .option('--client', 'client version only', false)

@@ -45,25 +45,27 @@ import * as r41 from './devices/index.ts';
 import * as r42 from './devices/[ns]/index.ts';
 import * as r43 from './devices/[ns]/[name]/index.ts';
 import * as r44 from './healthz.ts';
-import * as r45 from './livez.ts';
-import * as r46 from './metrics.ts';
-import * as r47 from './openapi/v2.ts';
-import * as r48 from './openapi/v3/index.ts';
-import * as r49 from './openapi/v3/api/v1.ts';
-import * as r50 from './openapi/v3/apis/devices.kubeedge.io/v1beta1.ts';
-import * as r51 from './pods/index.ts';
-import * as r52 from './pods/[ns]/index.ts';
-import * as r53 from './pods/[ns]/[name]/index.ts';
-import * as r54 from './pods/[ns]/[name]/exec.ts';
-import * as r55 from './pods/[ns]/[name]/logs.ts';
-import * as r56 from './pods/[ns]/[name]/restart.ts';
-import * as r57 from './readyz.ts';
-import * as r58 from './ui/index.ts';
-import * as r59 from './ui/app.js.ts';
-import * as r60 from './ui/login.ts';
-import * as r61 from './ui/logout.ts';
-import * as r62 from './ui/parts/[part].ts';
-import * as r63 from './version.ts';
+import * as r45 from './images/index.ts';
+import * as r46 from './images/load.ts';
+import * as r47 from './livez.ts';
+import * as r48 from './metrics.ts';
+import * as r49 from './openapi/v2.ts';
+import * as r50 from './openapi/v3/index.ts';
+import * as r51 from './openapi/v3/api/v1.ts';
+import * as r52 from './openapi/v3/apis/devices.kubeedge.io/v1beta1.ts';
+import * as r53 from './pods/index.ts';
+import * as r54 from './pods/[ns]/index.ts';
+import * as r55 from './pods/[ns]/[name]/index.ts';
+import * as r56 from './pods/[ns]/[name]/exec.ts';
+import * as r57 from './pods/[ns]/[name]/logs.ts';
+import * as r58 from './pods/[ns]/[name]/restart.ts';
+import * as r59 from './readyz.ts';
+import * as r60 from './ui/index.ts';
+import * as r61 from './ui/app.js.ts';
+import * as r62 from './ui/login.ts';
+import * as r63 from './ui/logout.ts';
+import * as r64 from './ui/parts/[part].ts';
+import * as r65 from './version.ts';
 
 export const routes: { path: string; pattern: RegExp; module: RouteModule }[] = [
   { path: '/api', pattern: /^\/api\/?$/, module: r0 },
@@ -111,23 +113,25 @@ export const routes: { path: string; pattern: RegExp; module: RouteModule }[] = 
   { path: '/devices/:ns', pattern: /^\/devices\/[^\/]+\/?$/, module: r42 },
   { path: '/devices/:ns/:name', pattern: /^\/devices\/[^\/]+\/[^\/]+\/?$/, module: r43 },
   { path: '/healthz', pattern: /^\/healthz\/?$/, module: r44 },
-  { path: '/livez', pattern: /^\/livez\/?$/, module: r45 },
-  { path: '/metrics', pattern: /^\/metrics\/?$/, module: r46 },
-  { path: '/openapi/v2', pattern: /^\/openapi\/v2\/?$/, module: r47 },
-  { path: '/openapi/v3', pattern: /^\/openapi\/v3\/?$/, module: r48 },
-  { path: '/openapi/v3/api/v1', pattern: /^\/openapi\/v3\/api\/v1\/?$/, module: r49 },
-  { path: '/openapi/v3/apis/devices.kubeedge.io/v1beta1', pattern: /^\/openapi\/v3\/apis\/devices.kubeedge.io\/v1beta1\/?$/, module: r50 },
-  { path: '/pods', pattern: /^\/pods\/?$/, module: r51 },
-  { path: '/pods/:ns', pattern: /^\/pods\/[^\/]+\/?$/, module: r52 },
-  { path: '/pods/:ns/:name', pattern: /^\/pods\/[^\/]+\/[^\/]+\/?$/, module: r53 },
-  { path: '/pods/:ns/:name/exec', pattern: /^\/pods\/[^\/]+\/[^\/]+\/exec\/?$/, module: r54 },
-  { path: '/pods/:ns/:name/logs', pattern: /^\/pods\/[^\/]+\/[^\/]+\/logs\/?$/, module: r55 },
-  { path: '/pods/:ns/:name/restart', pattern: /^\/pods\/[^\/]+\/[^\/]+\/restart\/?$/, module: r56 },
-  { path: '/readyz', pattern: /^\/readyz\/?$/, module: r57 },
-  { path: '/ui', pattern: /^\/ui\/?$/, module: r58 },
-  { path: '/ui/app.js', pattern: /^\/ui\/app.js\/?$/, module: r59 },
-  { path: '/ui/login', pattern: /^\/ui\/login\/?$/, module: r60 },
-  { path: '/ui/logout', pattern: /^\/ui\/logout\/?$/, module: r61 },
-  { path: '/ui/parts/:part', pattern: /^\/ui\/parts\/[^\/]+\/?$/, module: r62 },
-  { path: '/version', pattern: /^\/version\/?$/, module: r63 },
+  { path: '/images', pattern: /^\/images\/?$/, module: r45 },
+  { path: '/images/load', pattern: /^\/images\/load\/?$/, module: r46 },
+  { path: '/livez', pattern: /^\/livez\/?$/, module: r47 },
+  { path: '/metrics', pattern: /^\/metrics\/?$/, module: r48 },
+  { path: '/openapi/v2', pattern: /^\/openapi\/v2\/?$/, module: r49 },
+  { path: '/openapi/v3', pattern: /^\/openapi\/v3\/?$/, module: r50 },
+  { path: '/openapi/v3/api/v1', pattern: /^\/openapi\/v3\/api\/v1\/?$/, module: r51 },
+  { path: '/openapi/v3/apis/devices.kubeedge.io/v1beta1', pattern: /^\/openapi\/v3\/apis\/devices.kubeedge.io\/v1beta1\/?$/, module: r52 },
+  { path: '/pods', pattern: /^\/pods\/?$/, module: r53 },
+  { path: '/pods/:ns', pattern: /^\/pods\/[^\/]+\/?$/, module: r54 },
+  { path: '/pods/:ns/:name', pattern: /^\/pods\/[^\/]+\/[^\/]+\/?$/, module: r55 },
+  { path: '/pods/:ns/:name/exec', pattern: /^\/pods\/[^\/]+\/[^\/]+\/exec\/?$/, module: r56 },
+  { path: '/pods/:ns/:name/logs', pattern: /^\/pods\/[^\/]+\/[^\/]+\/logs\/?$/, module: r57 },
+  { path: '/pods/:ns/:name/restart', pattern: /^\/pods\/[^\/]+\/[^\/]+\/restart\/?$/, module: r58 },
+  { path: '/readyz', pattern: /^\/readyz\/?$/, module: r59 },
+  { path: '/ui', pattern: /^\/ui\/?$/, module: r60 },
+  { path: '/ui/app.js', pattern: /^\/ui\/app.js\/?$/, module: r61 },
+  { path: '/ui/login', pattern: /^\/ui\/login\/?$/, module: r62 },
+  { path: '/ui/logout', pattern: /^\/ui\/logout\/?$/, module: r63 },
+  { path: '/ui/parts/:part', pattern: /^\/ui\/parts\/[^\/]+\/?$/, module: r64 },
+  { path: '/version', pattern: /^\/version\/?$/, module: r65 },
 ];

@@ -21,7 +21,10 @@ if (lab) {
   const offline = `127.0.0.1:1/outpost-offline-${suffix}/busybox:latest`;
   const absent = `127.0.0.1:1/outpost-absent-${suffix}/busybox:latest`;
   const ctr = (...args: string[]) =>
-    execFileSync('ctr', ['--address', lab.socket, '-n', 'k8s.io', ...args], { encoding: 'utf8' });
+    execFileSync('ctr', ['--address', lab.socket, '-n', 'k8s.io', ...args], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
   ctr('images', 'tag', lab.images.app, offline);
   const cri = new CriClient({ endpoint: lab.endpoint });
   const pod = (namespace: string, name: string, image: string) =>
@@ -97,15 +100,67 @@ if (lab) {
     assert.match(failed?.message ?? '', /Failed to pull image ".*": .*connection refused/);
   });
 
+  const loaded = `outpost.local/loaded-${suffix}:v1`;
+  const archive = join(dir, 'loaded.tar');
+
+  test('outpost images lists the runtime images with the pods using them, -o json too', async () => {
+    const r = await outpost(['images', '-s', agent.url]);
+    assert.is(r.code, 0, r.stderr);
+    const lines = r.stdout.split('\n');
+    assert.match(lines[0] ?? '', /^REPOSITORY\s+TAG\s+IMAGE ID\s+SIZE\s+PINNED\s+USED-BY$/);
+    const row = lines.find((l) => l.startsWith(`127.0.0.1:1/outpost-offline-${suffix}/busybox `));
+    assert.ok(row, r.stdout);
+    assert.match(
+      row,
+      new RegExp(`\\slatest\\s+${imageId.slice(7, 20)}\\s+\\S+B\\s+(true|false)\\s+\\S*${ns}/ticker`),
+    );
+    const json = await outpost(['images', '-o', 'json', '-s', agent.url]);
+    assert.is(json.code, 0, json.stderr);
+    const items = (JSON.parse(json.stdout) as { items: { id: string; usedBy: string[]; pinned: boolean }[] })
+      .items;
+    const item = items.find((i) => i.id === imageId);
+    assert.ok(item?.usedBy.includes(`${ns}/ticker`), json.stdout);
+    assert.type(item?.pinned, 'boolean');
+  });
+
+  test('outpost images load imports a ctr export archive, and a pod runs from it', async () => {
+    ctr('images', 'tag', lab.images.app, loaded);
+    ctr('images', 'export', archive, loaded);
+    ctr('images', 'rm', loaded);
+    assert.is(await cri.imageStatus(loaded), null);
+    const r = await outpost(['images', 'load', archive, '-s', agent.url]);
+    assert.is(r.code, 0, r.stderr);
+    assert.is(r.stdout, `Loaded image: ${loaded}\n`);
+    assert.ok(await cri.imageStatus(loaded));
+    writeFileSync(join(dir, 'loaded.yaml'), pod(ns, 'loaded', loaded));
+    const running = await waitFor(() => main(agent.store.pods.get(ns, 'loaded'))?.state?.running, 120_000);
+    assert.ok(running, JSON.stringify(agent.store.pods.get(ns, 'loaded')?.status));
+  });
+
+  test('outpost images load: a missing file and a file that is not an archive are 400s', async () => {
+    const missing = await outpost(['images', 'load', join(dir, 'nope.tar'), '-s', agent.url]);
+    assert.is(missing.code, 1);
+    assert.match(
+      missing.stderr,
+      /Error from server \(BadRequest\): image archive ".*nope\.tar" not found on the node/,
+    );
+    writeFileSync(join(dir, 'notes.tar'), 'not a tar at all\n');
+    const bad = await outpost(['images', 'load', join(dir, 'notes.tar'), '-s', agent.url]);
+    assert.is(bad.code, 1);
+    assert.match(bad.stderr, /Error from server \(BadRequest\): ".*notes\.tar" is not an image archive/);
+  });
+
   test.after(async () => {
     await strict.stop();
     await agent.stop();
     await removeSandboxes(cri, ns);
     await removeSandboxes(cri, strictNs);
     cri.close();
-    try {
-      ctr('images', 'rm', offline);
-    } catch {}
+    for (const image of [offline, loaded]) {
+      try {
+        ctr('images', 'rm', image);
+      } catch {}
+    }
     rmSync(dir, { recursive: true, force: true });
     rmSync(strictDir, { recursive: true, force: true });
     await lab.stop();
