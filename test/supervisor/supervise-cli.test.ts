@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { serveCommandLine } from '#lib/cli/supervise.ts';
 import { ExitCode } from '#lib/supervisor/exit-codes.ts';
 import { freePort } from '../helpers/outpost-process.ts';
 
@@ -110,6 +111,20 @@ test('a configuration error is not restarted: supervision ends with exit code 2'
   } finally {
     s.child.kill('SIGKILL');
   }
+});
+
+test("the served child runs on the supervisor's runtime: deno gets `run -A` before the entry file", () => {
+  const entry = process.argv[1];
+  assert.equal(serveCommandLine(['--listen', ':1'], 'deno').args.slice(0, 5), [
+    'run',
+    '-A',
+    entry,
+    'serve',
+    '--listen',
+  ]);
+  const bun = serveCommandLine([], 'bun');
+  assert.is(bun.command, process.execPath);
+  assert.ok(bun.args.includes('serve'));
 });
 
 test.run();
