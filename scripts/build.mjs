@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Bundles Outpost into one file, dist/outpost.mjs, for small ARM boards: only the native
-// better-sqlite3 addon stays external (it must sit in node_modules beside the bundle).
+// better-sqlite3 addon stays external (on Node it must sit in node_modules beside the bundle; Deno
+// and Bun use their built-in SQLite and need nothing beside it).
 import { chmodSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { build } from 'esbuild';
@@ -14,6 +15,25 @@ const zodEnglishOnly = {
       contents: 'export { default as en } from "./en.js";',
       loader: 'js',
       resolveDir: dirname(args.path),
+    }));
+  },
+};
+
+// Drizzle's better-sqlite3 driver imports better-sqlite3 to open a database by path; Outpost hands it
+// one opened by db/sqlite.ts (whose driver depends on the runtime), so that import is replaced by a
+// stub and the bundle has no static import left: Deno and Bun run dist/outpost.mjs by itself.
+const drizzleOpensNothing = {
+  name: 'drizzle-opens-nothing',
+  setup(b) {
+    b.onResolve({ filter: /^better-sqlite3$/ }, (args) =>
+      /[\\/]drizzle-orm[\\/]/.test(args.importer)
+        ? { path: 'better-sqlite3', namespace: 'drizzle-stub' }
+        : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'drizzle-stub' }, () => ({
+      contents:
+        "export default class { constructor() { throw new Error('db/sqlite.ts opens the metabase'); } }",
+      loader: 'js',
     }));
   },
 };
@@ -37,7 +57,7 @@ const result = await build({
   },
   metafile: true,
   logLevel: 'warning',
-  plugins: [zodEnglishOnly],
+  plugins: [zodEnglishOnly, drizzleOpensNothing],
 });
 chmodSync('dist/outpost.mjs', 0o755);
 const bytes = result.metafile.outputs['dist/outpost.mjs'].bytes;
