@@ -51,6 +51,8 @@ class FakeRuntime {
       runtimeHandler: '',
     };
     this.sandboxes.push(s);
+    if (config.linux?.securityContext?.namespaceOptions?.network === 'POD')
+      this.ips.set(s.id, `10.88.0.${this.sandboxes.length + 1}`);
     return s.id;
   }
   async createContainer(podId: string, config: T.ContainerConfig, sandbox: T.PodSandboxConfig) {
@@ -87,6 +89,21 @@ class FakeRuntime {
     this.calls.push(`StartContainer ${id}`);
     this.containers.find((c) => c.id === id)!.state = 'CONTAINER_RUNNING';
   }
+  /** The IP the runtime's CNI setup gave each pod-network sandbox. */
+  ips = new Map<string, string>();
+  async podSandboxStatus(id: string) {
+    this.calls.push('PodSandboxStatus');
+    const s = this.sandboxes.find((x) => x.id === id)!;
+    return { ...s, network: { ip: this.ips.get(id) ?? '', additionalIps: [] }, linux: null };
+  }
+  async removePodSandbox(id: string) {
+    this.calls.push('RemovePodSandbox');
+    this.sandboxes = this.sandboxes.filter((s) => s.id !== id);
+  }
+  async stopContainer(id: string) {
+    this.calls.push('StopContainer');
+    this.containers.find((c) => c.id === id)!.state = 'CONTAINER_EXITED';
+  }
   async stopPodSandbox(id: string) {
     this.calls.push('StopPodSandbox');
     this.sandboxes.find((s) => s.id === id)!.state = 'SANDBOX_NOTREADY';
@@ -112,7 +129,7 @@ class FakeRuntime {
   }
 }
 
-function setup() {
+function setup(o: { hostNetwork?: boolean } = { hostNetwork: true }) {
   const dir = mkdtempSync(join(tmpdir(), 'outpost-worker-'));
   const mb = openMetabase(dir);
   const store = createStore(mb, { host: 'n1' });
@@ -142,6 +159,7 @@ function setup() {
     metadata: { name: 'web', namespace: 'default' },
     spec: {
       nodeName: 'n1',
+      ...(o.hostNetwork ? { hostNetwork: true } : {}),
       containers: [{ name: 'main', image: 'busybox:1', imagePullPolicy: 'IfNotPresent' }],
     },
   };
@@ -227,6 +245,36 @@ test('a pass given a fresh view of a running pod lists nothing: adoption costs o
   assert.equal(rt.calls, ['ContainerStatus']);
   writes.flush();
   assert.is(store.pods.get('default', 'web')?.status?.phase, 'Running');
+  done();
+});
+
+test('a pod-network pod reports its sandbox IP, asked once per sandbox; its dead sandbox is stopped (network torn down) before the new one, every sandbox stopped before removal', async () => {
+  const { rt, worker, rec, writes, store, done } = setup({ hostNetwork: false });
+  await worker.sync(rec);
+  const first = rt.sandboxes[0]!;
+  writes.flush();
+  assert.is(store.pods.get('default', 'web')?.status?.podIP, rt.ips.get(first.id));
+  rt.calls = [];
+  await worker.sync(rec);
+  assert.not.ok(rt.calls.includes('PodSandboxStatus'), `cached: ${rt.calls}`);
+  // A power cut: the sandbox is not ready and its containers exited.
+  first.state = 'SANDBOX_NOTREADY';
+  for (const c of rt.containers) c.state = 'CONTAINER_EXITED';
+  rt.calls = [];
+  await worker.sync(rec);
+  assert.ok(rt.calls.indexOf('StopPodSandbox') < rt.calls.indexOf('RunPodSandbox'), `${rt.calls}`);
+  const second = rt.sandboxes.find((s) => s.state === 'SANDBOX_READY')!;
+  writes.flush();
+  assert.is(store.pods.get('default', 'web')?.status?.podIP, rt.ips.get(second.id));
+  assert.is.not(rt.ips.get(second.id), rt.ips.get(first.id));
+  // Deletion: every sandbox stopped, then removed (the dead one too: its network goes with the stop).
+  store.pods.markDeleting('default', 'web', 0);
+  rt.calls = [];
+  await worker.sync(store.pods.record('default', 'web')!);
+  const stops = rt.calls.filter((c) => c === 'StopPodSandbox').length;
+  assert.ok(stops >= 2, `${rt.calls}`);
+  assert.ok(rt.calls.lastIndexOf('StopPodSandbox') < rt.calls.lastIndexOf('RemovePodSandbox'), `${rt.calls}`);
+  assert.is(rt.sandboxes.length, 0);
   done();
 });
 

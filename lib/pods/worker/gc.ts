@@ -75,6 +75,8 @@ export async function collectGarbage(g: GcInput): Promise<void> {
         continue;
       const dead = rt.containers.filter((c) => c.podSandboxId === s.id);
       if (dead.length > 0 && rt.containers.filter((c) => c.podSandboxId !== s.id).length === 0) continue; // keep for logs --previous
+      // Stopped first: a sandbox that died without a stop (a power cut) still holds its pod IP.
+      await cri.stopPodSandbox(s.id).catch(() => {});
       await cri
         .removePodSandbox(s.id)
         .catch((err) => log.debug({ err, id: s.id }, 'gc: remove sandbox failed'));

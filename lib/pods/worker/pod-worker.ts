@@ -22,7 +22,7 @@ import { cleanupVolumes, prepareVolumes } from '../spec/volumes.ts';
 import { CrashBackoff } from './crash-backoff.ts';
 import { ImageError, type ImagePuller } from './images.ts';
 import type { RestartRequests } from './restart-requests.ts';
-import { buildSandboxConfig } from './sandbox.ts';
+import { buildSandboxConfig, isHostNetwork } from './sandbox.ts';
 import type { WriteBatch } from './write-batch.ts';
 
 /** What the probe manager tells the pod worker. */
@@ -68,6 +68,8 @@ export class PodWorker {
   readonly #waiting = new Map<string, Map<string, Waiting>>();
   /** Since when a sandbox or container name has been reserved by a create we did not see finish. */
   readonly #reserved = new Map<string, number>();
+  /** Each pod's sandbox and the IP the runtime gave it (PodSandboxStatus), asked once per sandbox. */
+  readonly #podIPs = new Map<string, { sandboxId: string; ip: string }>();
 
   constructor(d: WorkerDeps) {
     this.#d = d;
@@ -170,8 +172,13 @@ export class PodWorker {
         event('Normal', 'SandboxChanged', 'Pod sandbox changed, it will be killed and re-created.');
         // A sandbox that is not ready (its pause process died) may still hold running containers:
         // stop it first, as kubelet's KillPod does, so that two copies never run side by side.
+        // A pod network's sandbox is stopped in any case: that tears its network down (CNI DEL,
+        // with no namespace left after a power cut), releasing its IP lease.
         for (const s of rt.sandboxes) {
-          if (rt.containers.some((c) => c.podSandboxId === s.id && c.state !== 'CONTAINER_EXITED')) {
+          if (
+            !isHostNetwork(pod) ||
+            rt.containers.some((c) => c.podSandboxId === s.id && c.state !== 'CONTAINER_EXITED')
+          ) {
             await this.#d.cri.stopPodSandbox(s.id);
             touched = true;
           }
@@ -300,12 +307,12 @@ export class PodWorker {
     return false;
   }
 
-  #volumeCtx(rec: PodRecord) {
+  #volumeCtx(rec: PodRecord, podIP = this.#d.hostIP) {
     const { store } = this.#d;
     return {
       podDir: this.podDir(rec.uid),
       nodeName: this.#d.nodeName,
-      podIP: this.#d.hostIP,
+      podIP,
       hostIP: this.#d.hostIP,
       lookup: (kind: string, ns: string, name: string) => store.objects.get(kind, ns, name),
     };
@@ -365,7 +372,7 @@ export class PodWorker {
     }
     let envs: { key: string; value: string }[];
     try {
-      envs = resolveEnv(pod, c, { ...this.#volumeCtx(rec) }).envs;
+      envs = resolveEnv(pod, c, this.#volumeCtx(rec, await this.#podIP(rec, sandboxId))).envs;
     } catch (e) {
       if (!(e instanceof ContainerConfigError)) throw e;
       waiting.set(c.name, { reason: 'CreateContainerConfigError', message: e.message });
@@ -476,8 +483,10 @@ export class PodWorker {
       Promise.all(pod.spec.containers.map(resolve)),
     ]);
     // The prober learns about new instances before it is asked whether they are started and ready.
-    // httpGet and tcpSocket probes dial the pod's IP: host network, so the node's.
-    const ips = { podIP: this.#d.hostIP, hostIP: this.#d.hostIP };
+    // httpGet, tcpSocket and grpc probes dial the pod's IP (the node's for a host-network pod).
+    const sandboxReady =
+      !!sandboxId && rt.sandboxes.some((s) => s.id === sandboxId && s.state === 'SANDBOX_READY');
+    const ips = { podIP: sandboxReady ? await this.#podIP(rec, sandboxId) : '', hostIP: this.#d.hostIP };
     if (!final)
       this.#d.prober.sync(
         { ...pod, status: { ...pod.status, ...ips } },
@@ -511,12 +520,11 @@ export class PodWorker {
     const status = computeStatus({
       pod,
       previous: previous && Object.keys(previous).length > 2 ? previous : undefined,
-      sandboxReady:
-        !!sandboxId && rt.sandboxes.some((s) => s.id === sandboxId && s.state === 'SANDBOX_READY'),
+      sandboxReady,
       init,
       app,
       hostIP: this.#d.hostIP,
-      podIP: this.#d.hostIP,
+      podIP: ips.podIP,
       now: this.#d.clock.now(),
       terminal: final,
     });
@@ -531,6 +539,26 @@ export class PodWorker {
     const rt = await this.#runtime(rec.uid);
     const sandbox = rt.sandboxes.find((s) => s.state === 'SANDBOX_READY');
     await this.#writeStatus(rec, rt, sandbox?.id);
+  }
+
+  /**
+   * The pod's IP in `sandboxId`: the node's for a host-network pod, else what the runtime's CNI
+   * setup gave the sandbox ('' when the runtime does not say).
+   */
+  async #podIP(rec: PodRecord, sandboxId: string | undefined): Promise<string> {
+    if (isHostNetwork(rec.desired)) return this.#d.hostIP;
+    if (!sandboxId) return '';
+    const known = this.#podIPs.get(rec.uid);
+    if (known?.sandboxId === sandboxId) return known.ip;
+    const ip = await this.#d.cri.podSandboxStatus(sandboxId).then(
+      (s) => s.network?.ip ?? '',
+      (err) => {
+        this.#d.log.debug({ err, sandbox: sandboxId }, 'no sandbox status for the pod IP');
+        return '';
+      },
+    );
+    if (ip) this.#podIPs.set(rec.uid, { sandboxId, ip });
+    return ip;
   }
 
   /** Stops every container (within the grace period) and the sandbox. */
@@ -560,7 +588,13 @@ export class PodWorker {
       const sandbox = rt.sandboxes.find((s) => s.state === 'SANDBOX_READY') ?? rt.sandboxes[0];
       await this.#writeStatus(rec, stopped, sandbox?.id, true);
     }
-    for (const s of rt.sandboxes) await this.#d.cri.removePodSandbox(s.id);
+    // StopPodSandbox before RemovePodSandbox, for every sandbox: stopping one that is not ready (its
+    // pause process died, a power cut) is what tears its pod network down and releases its IP.
+    for (const s of rt.sandboxes) {
+      if (s.state !== 'SANDBOX_READY') await this.#d.cri.stopPodSandbox(s.id).catch(() => {});
+      await this.#d.cri.removePodSandbox(s.id);
+    }
+    this.#podIPs.delete(rec.uid);
     for (const c of rt.containers) this.#statuses.forget(c.id);
     await cleanupVolumes(this.podDir(rec.uid));
     rmSync(this.logDir(rec), { recursive: true, force: true });

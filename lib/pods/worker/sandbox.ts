@@ -1,13 +1,12 @@
-import type { PodSandboxConfig } from '#lib/cri/types.ts';
+import type { PodSandboxConfig, PortMapping } from '#lib/cri/types.ts';
 import type { Pod } from '#lib/kube/types.ts';
 import { MANAGED_BY, POD_NAME, POD_NAMESPACE, POD_UID, SPEC_HASH } from '../runtime/labels.ts';
 
 /**
- * The CRI sandbox for a pod. Pods share the node's network namespace (no CNI here), so no
- * hostname is set: runc cannot set one without a private UTS namespace. Pod networking through
- * CNI would plug in here: drop `network: NODE`, set `hostname`, `portMappings` and `dnsConfig`,
- * and containerd's CRI plugin calls the configured CNI plugins and reports the pod IP in
- * PodSandboxStatus.network.ip.
+ * The CRI sandbox for a pod. A pod with `hostNetwork: true` shares the node's network namespace
+ * and gets no hostname (runc cannot set one without a private UTS namespace); any other pod gets a
+ * network namespace of its own, which the runtime's CNI setup gives an address (PodSandboxStatus
+ * network.ip), its hostname, and its containers' `hostPort`s as port mappings.
  */
 export function buildSandboxConfig(
   pod: Pod,
@@ -15,7 +14,8 @@ export function buildSandboxConfig(
 ): PodSandboxConfig {
   const { name = '', namespace = 'default', uid = '' } = pod.metadata;
   const pidShared = pod.spec.shareProcessNamespace === true;
-  return {
+  const hostNetwork = isHostNetwork(pod);
+  const config: PodSandboxConfig = {
     metadata: { name, namespace, uid, attempt: opts.attempt },
     logDirectory: opts.logDirectory,
     labels: { ...(pod.metadata.labels ?? {}), [POD_NAME]: name, [POD_NAMESPACE]: namespace, [POD_UID]: uid },
@@ -27,10 +27,59 @@ export function buildSandboxConfig(
     },
     linux: {
       securityContext: {
-        namespaceOptions: { network: 'NODE', pid: pidShared ? 'POD' : 'CONTAINER', ipc: 'POD' },
+        namespaceOptions: {
+          network: hostNetwork ? 'NODE' : 'POD',
+          pid: pidShared ? 'POD' : 'CONTAINER',
+          ipc: 'POD',
+        },
       },
     },
   };
+  if (!hostNetwork) {
+    config.hostname = podHostname(pod);
+    const mappings = portMappings(pod);
+    if (mappings.length) config.portMappings = mappings;
+  }
+  return config;
+}
+
+/** Whether the pod runs in the node's network namespace (`spec.hostNetwork: true`). */
+export const isHostNetwork = (pod: Pod): boolean => pod.spec.hostNetwork === true;
+
+/** kubelet's GeneratePodHostNameAndDomain without a subdomain: spec.hostname or the pod's name, at most 63 characters. */
+function podHostname(pod: Pod): string {
+  const h =
+    typeof pod.spec.hostname === 'string' && pod.spec.hostname ? pod.spec.hostname : pod.metadata.name;
+  return (h ?? '').slice(0, 63).replace(/[-.]+$/, '');
+}
+
+interface ContainerPort {
+  containerPort?: number;
+  hostPort?: number;
+  hostIP?: string;
+  protocol?: string;
+}
+
+/** The containers' ports that name a `hostPort`, as CRI port mappings (kubelet's makePortMappings). */
+export function portMappings(pod: Pod): PortMapping[] {
+  const out: PortMapping[] = [];
+  const seen = new Set<string>();
+  for (const c of [...(pod.spec.initContainers ?? []), ...pod.spec.containers]) {
+    for (const p of (c.ports as ContainerPort[] | undefined) ?? []) {
+      if (!p.hostPort || !p.containerPort) continue;
+      const protocol = (p.protocol ?? 'TCP') as NonNullable<PortMapping['protocol']>;
+      const key = `${protocol}/${p.hostIP ?? ''}/${p.hostPort}`;
+      if (seen.has(key)) continue; // kubelet drops duplicates of the same host port
+      seen.add(key);
+      out.push({
+        protocol,
+        containerPort: p.containerPort,
+        hostPort: p.hostPort,
+        ...(p.hostIP ? { hostIp: p.hostIP } : {}),
+      });
+    }
+  }
+  return out;
 }
 
 /** Whether the pod is system-critical (recovered first after a reboot). */
