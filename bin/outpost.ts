@@ -173,12 +173,22 @@ program
 program
   .command('doctor')
   .description(
-    'Check the metabase (full integrity_check), its snapshots, free space and lock; exit 1 on damage',
+    'Check the metabase (full integrity_check), its snapshots, free space and lock (exit 1 on damage), and the runtime and its pod network',
   )
   .option('--data-dir <dir>', 'the data directory (default OUTPOST_DATA_DIR or ./data)')
+  .option(
+    '--runtime-endpoint <endpoint>',
+    'the CRI endpoint whose readiness and pod network to report (default OUTPOST_RUNTIME_ENDPOINT or containerd)',
+  )
   .action(async (o) => {
     const { dataDirOf, doctorCommand } = await import('#lib/cli/metabase.ts');
-    setExit(doctorCommand({ dataDir: dataDirOf(o.dataDir) }));
+    const { doctorRuntime } = await import('#lib/cli/doctor-runtime.ts');
+    const code = doctorCommand({ dataDir: dataDirOf(o.dataDir) });
+    await doctorRuntime({
+      endpoint:
+        o.runtimeEndpoint ?? process.env.OUTPOST_RUNTIME_ENDPOINT ?? 'unix:///run/containerd/containerd.sock',
+    });
+    setExit(code);
   });
 
 // kubectl-style commands, also under `outpost ctl` for people coming from `keadm ctl`.

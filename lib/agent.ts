@@ -20,6 +20,7 @@ import { ContainerLogRotator } from '#lib/pods/logs/rotate.ts';
 import { ProbeManager } from '#lib/pods/probes/index.ts';
 import { RuntimeFinder, runtimeCandidates } from '#lib/pods/runtime/discovery.ts';
 import { connectRuntime, isRuntimeUnreachable, runtimeModule } from '#lib/pods/runtime/module.ts';
+import { RuntimeNetwork } from '#lib/pods/runtime/network.ts';
 import { RuntimeReachability } from '#lib/pods/runtime/reachability.ts';
 import { StatsCollector } from '#lib/pods/runtime/stats.ts';
 import { PodManager } from '#lib/pods/worker/manager.ts';
@@ -196,6 +197,8 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
         });
   const mqttOptions = config.mqtt ? mqttClientOptions(config) : undefined;
   const dmi = new Dmi({ store, log: log.child({ module: 'dmi' }), socket: dmiSocketPath(config), clock });
+  // The runtime's NetworkReady, kept by the runtime module's health check.
+  const network = new RuntimeNetwork();
   const deps: Deps = {
     store,
     log,
@@ -204,6 +207,7 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
     shutdown: shutdown.signal,
     health: () => supervisor.snapshot(),
     cri,
+    runtimeNetwork: cri ? () => network.state : undefined,
     dmi: dmi.manager,
     restarts: cri ? new RestartRequests(now) : undefined,
     stats: cri ? new StatsCollector(cri, config.nodeName, now) : undefined,
@@ -358,7 +362,7 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
       },
     });
     supervisor.register(
-      runtimeModule({ cri, reach, finder, onConnected: () => supervisor.retryNow('pods') }),
+      runtimeModule({ cri, reach, finder, network, onConnected: () => supervisor.retryNow('pods') }),
     );
     // kubelet's container log manager: one pass per monitor interval while the pods module runs.
     const rotator = new ContainerLogRotator({

@@ -16,56 +16,57 @@ import * as r12 from './api/v1/namespaces/[ns]/pods/[name]/index.ts';
 import * as r13 from './api/v1/namespaces/[ns]/pods/[name]/eviction.ts';
 import * as r14 from './api/v1/namespaces/[ns]/pods/[name]/exec.ts';
 import * as r15 from './api/v1/namespaces/[ns]/pods/[name]/log.ts';
-import * as r16 from './api/v1/namespaces/[ns]/pods/[name]/restart.ts';
-import * as r17 from './api/v1/namespaces/[ns]/pods/[name]/status.ts';
-import * as r18 from './api/v1/namespaces/[ns]/secrets/index.ts';
-import * as r19 from './api/v1/namespaces/[ns]/secrets/[name]/index.ts';
-import * as r20 from './api/v1/nodes/index.ts';
-import * as r21 from './api/v1/nodes/[name].ts';
-import * as r22 from './api/v1/pods.ts';
-import * as r23 from './api/v1/secrets.ts';
-import * as r24 from './apis/index.ts';
-import * as r25 from './apis/devices.kubeedge.io/index.ts';
-import * as r26 from './apis/devices.kubeedge.io/v1beta1/index.ts';
-import * as r27 from './apis/devices.kubeedge.io/v1beta1/devicemodels.ts';
-import * as r28 from './apis/devices.kubeedge.io/v1beta1/devices.ts';
-import * as r29 from './apis/devices.kubeedge.io/v1beta1/namespaces/[ns]/devicemodels/index.ts';
-import * as r30 from './apis/devices.kubeedge.io/v1beta1/namespaces/[ns]/devicemodels/[name]/index.ts';
-import * as r31 from './apis/devices.kubeedge.io/v1beta1/namespaces/[ns]/devices/index.ts';
-import * as r32 from './apis/devices.kubeedge.io/v1beta1/namespaces/[ns]/devices/[name]/index.ts';
-import * as r33 from './apis/metrics.k8s.io/index.ts';
-import * as r34 from './apis/metrics.k8s.io/v1beta1/index.ts';
-import * as r35 from './apis/metrics.k8s.io/v1beta1/namespaces/[ns]/pods/index.ts';
-import * as r36 from './apis/metrics.k8s.io/v1beta1/namespaces/[ns]/pods/[name].ts';
-import * as r37 from './apis/metrics.k8s.io/v1beta1/nodes/index.ts';
-import * as r38 from './apis/metrics.k8s.io/v1beta1/nodes/[name].ts';
-import * as r39 from './apis/metrics.k8s.io/v1beta1/pods.ts';
-import * as r40 from './audit/index.ts';
-import * as r41 from './devices/index.ts';
-import * as r42 from './devices/[ns]/index.ts';
-import * as r43 from './devices/[ns]/[name]/index.ts';
-import * as r44 from './healthz.ts';
-import * as r45 from './images/index.ts';
-import * as r46 from './images/load.ts';
-import * as r47 from './livez.ts';
-import * as r48 from './metrics.ts';
-import * as r49 from './openapi/v2.ts';
-import * as r50 from './openapi/v3/index.ts';
-import * as r51 from './openapi/v3/api/v1.ts';
-import * as r52 from './openapi/v3/apis/devices.kubeedge.io/v1beta1.ts';
-import * as r53 from './pods/index.ts';
-import * as r54 from './pods/[ns]/index.ts';
-import * as r55 from './pods/[ns]/[name]/index.ts';
-import * as r56 from './pods/[ns]/[name]/exec.ts';
-import * as r57 from './pods/[ns]/[name]/logs.ts';
-import * as r58 from './pods/[ns]/[name]/restart.ts';
-import * as r59 from './readyz.ts';
-import * as r60 from './ui/index.ts';
-import * as r61 from './ui/app.js.ts';
-import * as r62 from './ui/login.ts';
-import * as r63 from './ui/logout.ts';
-import * as r64 from './ui/parts/[part].ts';
-import * as r65 from './version.ts';
+import * as r16 from './api/v1/namespaces/[ns]/pods/[name]/portforward.ts';
+import * as r17 from './api/v1/namespaces/[ns]/pods/[name]/restart.ts';
+import * as r18 from './api/v1/namespaces/[ns]/pods/[name]/status.ts';
+import * as r19 from './api/v1/namespaces/[ns]/secrets/index.ts';
+import * as r20 from './api/v1/namespaces/[ns]/secrets/[name]/index.ts';
+import * as r21 from './api/v1/nodes/index.ts';
+import * as r22 from './api/v1/nodes/[name].ts';
+import * as r23 from './api/v1/pods.ts';
+import * as r24 from './api/v1/secrets.ts';
+import * as r25 from './apis/index.ts';
+import * as r26 from './apis/devices.kubeedge.io/index.ts';
+import * as r27 from './apis/devices.kubeedge.io/v1beta1/index.ts';
+import * as r28 from './apis/devices.kubeedge.io/v1beta1/devicemodels.ts';
+import * as r29 from './apis/devices.kubeedge.io/v1beta1/devices.ts';
+import * as r30 from './apis/devices.kubeedge.io/v1beta1/namespaces/[ns]/devicemodels/index.ts';
+import * as r31 from './apis/devices.kubeedge.io/v1beta1/namespaces/[ns]/devicemodels/[name]/index.ts';
+import * as r32 from './apis/devices.kubeedge.io/v1beta1/namespaces/[ns]/devices/index.ts';
+import * as r33 from './apis/devices.kubeedge.io/v1beta1/namespaces/[ns]/devices/[name]/index.ts';
+import * as r34 from './apis/metrics.k8s.io/index.ts';
+import * as r35 from './apis/metrics.k8s.io/v1beta1/index.ts';
+import * as r36 from './apis/metrics.k8s.io/v1beta1/namespaces/[ns]/pods/index.ts';
+import * as r37 from './apis/metrics.k8s.io/v1beta1/namespaces/[ns]/pods/[name].ts';
+import * as r38 from './apis/metrics.k8s.io/v1beta1/nodes/index.ts';
+import * as r39 from './apis/metrics.k8s.io/v1beta1/nodes/[name].ts';
+import * as r40 from './apis/metrics.k8s.io/v1beta1/pods.ts';
+import * as r41 from './audit/index.ts';
+import * as r42 from './devices/index.ts';
+import * as r43 from './devices/[ns]/index.ts';
+import * as r44 from './devices/[ns]/[name]/index.ts';
+import * as r45 from './healthz.ts';
+import * as r46 from './images/index.ts';
+import * as r47 from './images/load.ts';
+import * as r48 from './livez.ts';
+import * as r49 from './metrics.ts';
+import * as r50 from './openapi/v2.ts';
+import * as r51 from './openapi/v3/index.ts';
+import * as r52 from './openapi/v3/api/v1.ts';
+import * as r53 from './openapi/v3/apis/devices.kubeedge.io/v1beta1.ts';
+import * as r54 from './pods/index.ts';
+import * as r55 from './pods/[ns]/index.ts';
+import * as r56 from './pods/[ns]/[name]/index.ts';
+import * as r57 from './pods/[ns]/[name]/exec.ts';
+import * as r58 from './pods/[ns]/[name]/logs.ts';
+import * as r59 from './pods/[ns]/[name]/restart.ts';
+import * as r60 from './readyz.ts';
+import * as r61 from './ui/index.ts';
+import * as r62 from './ui/app.js.ts';
+import * as r63 from './ui/login.ts';
+import * as r64 from './ui/logout.ts';
+import * as r65 from './ui/parts/[part].ts';
+import * as r66 from './version.ts';
 
 export const routes: { path: string; pattern: RegExp; module: RouteModule }[] = [
   { path: '/api', pattern: /^\/api\/?$/, module: r0 },
@@ -84,54 +85,55 @@ export const routes: { path: string; pattern: RegExp; module: RouteModule }[] = 
   { path: '/api/v1/namespaces/:ns/pods/:name/eviction', pattern: /^\/api\/v1\/namespaces\/[^\/]+\/pods\/[^\/]+\/eviction\/?$/, module: r13 },
   { path: '/api/v1/namespaces/:ns/pods/:name/exec', pattern: /^\/api\/v1\/namespaces\/[^\/]+\/pods\/[^\/]+\/exec\/?$/, module: r14 },
   { path: '/api/v1/namespaces/:ns/pods/:name/log', pattern: /^\/api\/v1\/namespaces\/[^\/]+\/pods\/[^\/]+\/log\/?$/, module: r15 },
-  { path: '/api/v1/namespaces/:ns/pods/:name/restart', pattern: /^\/api\/v1\/namespaces\/[^\/]+\/pods\/[^\/]+\/restart\/?$/, module: r16 },
-  { path: '/api/v1/namespaces/:ns/pods/:name/status', pattern: /^\/api\/v1\/namespaces\/[^\/]+\/pods\/[^\/]+\/status\/?$/, module: r17 },
-  { path: '/api/v1/namespaces/:ns/secrets', pattern: /^\/api\/v1\/namespaces\/[^\/]+\/secrets\/?$/, module: r18 },
-  { path: '/api/v1/namespaces/:ns/secrets/:name', pattern: /^\/api\/v1\/namespaces\/[^\/]+\/secrets\/[^\/]+\/?$/, module: r19 },
-  { path: '/api/v1/nodes', pattern: /^\/api\/v1\/nodes\/?$/, module: r20 },
-  { path: '/api/v1/nodes/:name', pattern: /^\/api\/v1\/nodes\/[^\/]+\/?$/, module: r21 },
-  { path: '/api/v1/pods', pattern: /^\/api\/v1\/pods\/?$/, module: r22 },
-  { path: '/api/v1/secrets', pattern: /^\/api\/v1\/secrets\/?$/, module: r23 },
-  { path: '/apis', pattern: /^\/apis\/?$/, module: r24 },
-  { path: '/apis/devices.kubeedge.io', pattern: /^\/apis\/devices.kubeedge.io\/?$/, module: r25 },
-  { path: '/apis/devices.kubeedge.io/v1beta1', pattern: /^\/apis\/devices.kubeedge.io\/v1beta1\/?$/, module: r26 },
-  { path: '/apis/devices.kubeedge.io/v1beta1/devicemodels', pattern: /^\/apis\/devices.kubeedge.io\/v1beta1\/devicemodels\/?$/, module: r27 },
-  { path: '/apis/devices.kubeedge.io/v1beta1/devices', pattern: /^\/apis\/devices.kubeedge.io\/v1beta1\/devices\/?$/, module: r28 },
-  { path: '/apis/devices.kubeedge.io/v1beta1/namespaces/:ns/devicemodels', pattern: /^\/apis\/devices.kubeedge.io\/v1beta1\/namespaces\/[^\/]+\/devicemodels\/?$/, module: r29 },
-  { path: '/apis/devices.kubeedge.io/v1beta1/namespaces/:ns/devicemodels/:name', pattern: /^\/apis\/devices.kubeedge.io\/v1beta1\/namespaces\/[^\/]+\/devicemodels\/[^\/]+\/?$/, module: r30 },
-  { path: '/apis/devices.kubeedge.io/v1beta1/namespaces/:ns/devices', pattern: /^\/apis\/devices.kubeedge.io\/v1beta1\/namespaces\/[^\/]+\/devices\/?$/, module: r31 },
-  { path: '/apis/devices.kubeedge.io/v1beta1/namespaces/:ns/devices/:name', pattern: /^\/apis\/devices.kubeedge.io\/v1beta1\/namespaces\/[^\/]+\/devices\/[^\/]+\/?$/, module: r32 },
-  { path: '/apis/metrics.k8s.io', pattern: /^\/apis\/metrics.k8s.io\/?$/, module: r33 },
-  { path: '/apis/metrics.k8s.io/v1beta1', pattern: /^\/apis\/metrics.k8s.io\/v1beta1\/?$/, module: r34 },
-  { path: '/apis/metrics.k8s.io/v1beta1/namespaces/:ns/pods', pattern: /^\/apis\/metrics.k8s.io\/v1beta1\/namespaces\/[^\/]+\/pods\/?$/, module: r35 },
-  { path: '/apis/metrics.k8s.io/v1beta1/namespaces/:ns/pods/:name', pattern: /^\/apis\/metrics.k8s.io\/v1beta1\/namespaces\/[^\/]+\/pods\/[^\/]+\/?$/, module: r36 },
-  { path: '/apis/metrics.k8s.io/v1beta1/nodes', pattern: /^\/apis\/metrics.k8s.io\/v1beta1\/nodes\/?$/, module: r37 },
-  { path: '/apis/metrics.k8s.io/v1beta1/nodes/:name', pattern: /^\/apis\/metrics.k8s.io\/v1beta1\/nodes\/[^\/]+\/?$/, module: r38 },
-  { path: '/apis/metrics.k8s.io/v1beta1/pods', pattern: /^\/apis\/metrics.k8s.io\/v1beta1\/pods\/?$/, module: r39 },
-  { path: '/audit', pattern: /^\/audit\/?$/, module: r40 },
-  { path: '/devices', pattern: /^\/devices\/?$/, module: r41 },
-  { path: '/devices/:ns', pattern: /^\/devices\/[^\/]+\/?$/, module: r42 },
-  { path: '/devices/:ns/:name', pattern: /^\/devices\/[^\/]+\/[^\/]+\/?$/, module: r43 },
-  { path: '/healthz', pattern: /^\/healthz\/?$/, module: r44 },
-  { path: '/images', pattern: /^\/images\/?$/, module: r45 },
-  { path: '/images/load', pattern: /^\/images\/load\/?$/, module: r46 },
-  { path: '/livez', pattern: /^\/livez\/?$/, module: r47 },
-  { path: '/metrics', pattern: /^\/metrics\/?$/, module: r48 },
-  { path: '/openapi/v2', pattern: /^\/openapi\/v2\/?$/, module: r49 },
-  { path: '/openapi/v3', pattern: /^\/openapi\/v3\/?$/, module: r50 },
-  { path: '/openapi/v3/api/v1', pattern: /^\/openapi\/v3\/api\/v1\/?$/, module: r51 },
-  { path: '/openapi/v3/apis/devices.kubeedge.io/v1beta1', pattern: /^\/openapi\/v3\/apis\/devices.kubeedge.io\/v1beta1\/?$/, module: r52 },
-  { path: '/pods', pattern: /^\/pods\/?$/, module: r53 },
-  { path: '/pods/:ns', pattern: /^\/pods\/[^\/]+\/?$/, module: r54 },
-  { path: '/pods/:ns/:name', pattern: /^\/pods\/[^\/]+\/[^\/]+\/?$/, module: r55 },
-  { path: '/pods/:ns/:name/exec', pattern: /^\/pods\/[^\/]+\/[^\/]+\/exec\/?$/, module: r56 },
-  { path: '/pods/:ns/:name/logs', pattern: /^\/pods\/[^\/]+\/[^\/]+\/logs\/?$/, module: r57 },
-  { path: '/pods/:ns/:name/restart', pattern: /^\/pods\/[^\/]+\/[^\/]+\/restart\/?$/, module: r58 },
-  { path: '/readyz', pattern: /^\/readyz\/?$/, module: r59 },
-  { path: '/ui', pattern: /^\/ui\/?$/, module: r60 },
-  { path: '/ui/app.js', pattern: /^\/ui\/app.js\/?$/, module: r61 },
-  { path: '/ui/login', pattern: /^\/ui\/login\/?$/, module: r62 },
-  { path: '/ui/logout', pattern: /^\/ui\/logout\/?$/, module: r63 },
-  { path: '/ui/parts/:part', pattern: /^\/ui\/parts\/[^\/]+\/?$/, module: r64 },
-  { path: '/version', pattern: /^\/version\/?$/, module: r65 },
+  { path: '/api/v1/namespaces/:ns/pods/:name/portforward', pattern: /^\/api\/v1\/namespaces\/[^\/]+\/pods\/[^\/]+\/portforward\/?$/, module: r16 },
+  { path: '/api/v1/namespaces/:ns/pods/:name/restart', pattern: /^\/api\/v1\/namespaces\/[^\/]+\/pods\/[^\/]+\/restart\/?$/, module: r17 },
+  { path: '/api/v1/namespaces/:ns/pods/:name/status', pattern: /^\/api\/v1\/namespaces\/[^\/]+\/pods\/[^\/]+\/status\/?$/, module: r18 },
+  { path: '/api/v1/namespaces/:ns/secrets', pattern: /^\/api\/v1\/namespaces\/[^\/]+\/secrets\/?$/, module: r19 },
+  { path: '/api/v1/namespaces/:ns/secrets/:name', pattern: /^\/api\/v1\/namespaces\/[^\/]+\/secrets\/[^\/]+\/?$/, module: r20 },
+  { path: '/api/v1/nodes', pattern: /^\/api\/v1\/nodes\/?$/, module: r21 },
+  { path: '/api/v1/nodes/:name', pattern: /^\/api\/v1\/nodes\/[^\/]+\/?$/, module: r22 },
+  { path: '/api/v1/pods', pattern: /^\/api\/v1\/pods\/?$/, module: r23 },
+  { path: '/api/v1/secrets', pattern: /^\/api\/v1\/secrets\/?$/, module: r24 },
+  { path: '/apis', pattern: /^\/apis\/?$/, module: r25 },
+  { path: '/apis/devices.kubeedge.io', pattern: /^\/apis\/devices.kubeedge.io\/?$/, module: r26 },
+  { path: '/apis/devices.kubeedge.io/v1beta1', pattern: /^\/apis\/devices.kubeedge.io\/v1beta1\/?$/, module: r27 },
+  { path: '/apis/devices.kubeedge.io/v1beta1/devicemodels', pattern: /^\/apis\/devices.kubeedge.io\/v1beta1\/devicemodels\/?$/, module: r28 },
+  { path: '/apis/devices.kubeedge.io/v1beta1/devices', pattern: /^\/apis\/devices.kubeedge.io\/v1beta1\/devices\/?$/, module: r29 },
+  { path: '/apis/devices.kubeedge.io/v1beta1/namespaces/:ns/devicemodels', pattern: /^\/apis\/devices.kubeedge.io\/v1beta1\/namespaces\/[^\/]+\/devicemodels\/?$/, module: r30 },
+  { path: '/apis/devices.kubeedge.io/v1beta1/namespaces/:ns/devicemodels/:name', pattern: /^\/apis\/devices.kubeedge.io\/v1beta1\/namespaces\/[^\/]+\/devicemodels\/[^\/]+\/?$/, module: r31 },
+  { path: '/apis/devices.kubeedge.io/v1beta1/namespaces/:ns/devices', pattern: /^\/apis\/devices.kubeedge.io\/v1beta1\/namespaces\/[^\/]+\/devices\/?$/, module: r32 },
+  { path: '/apis/devices.kubeedge.io/v1beta1/namespaces/:ns/devices/:name', pattern: /^\/apis\/devices.kubeedge.io\/v1beta1\/namespaces\/[^\/]+\/devices\/[^\/]+\/?$/, module: r33 },
+  { path: '/apis/metrics.k8s.io', pattern: /^\/apis\/metrics.k8s.io\/?$/, module: r34 },
+  { path: '/apis/metrics.k8s.io/v1beta1', pattern: /^\/apis\/metrics.k8s.io\/v1beta1\/?$/, module: r35 },
+  { path: '/apis/metrics.k8s.io/v1beta1/namespaces/:ns/pods', pattern: /^\/apis\/metrics.k8s.io\/v1beta1\/namespaces\/[^\/]+\/pods\/?$/, module: r36 },
+  { path: '/apis/metrics.k8s.io/v1beta1/namespaces/:ns/pods/:name', pattern: /^\/apis\/metrics.k8s.io\/v1beta1\/namespaces\/[^\/]+\/pods\/[^\/]+\/?$/, module: r37 },
+  { path: '/apis/metrics.k8s.io/v1beta1/nodes', pattern: /^\/apis\/metrics.k8s.io\/v1beta1\/nodes\/?$/, module: r38 },
+  { path: '/apis/metrics.k8s.io/v1beta1/nodes/:name', pattern: /^\/apis\/metrics.k8s.io\/v1beta1\/nodes\/[^\/]+\/?$/, module: r39 },
+  { path: '/apis/metrics.k8s.io/v1beta1/pods', pattern: /^\/apis\/metrics.k8s.io\/v1beta1\/pods\/?$/, module: r40 },
+  { path: '/audit', pattern: /^\/audit\/?$/, module: r41 },
+  { path: '/devices', pattern: /^\/devices\/?$/, module: r42 },
+  { path: '/devices/:ns', pattern: /^\/devices\/[^\/]+\/?$/, module: r43 },
+  { path: '/devices/:ns/:name', pattern: /^\/devices\/[^\/]+\/[^\/]+\/?$/, module: r44 },
+  { path: '/healthz', pattern: /^\/healthz\/?$/, module: r45 },
+  { path: '/images', pattern: /^\/images\/?$/, module: r46 },
+  { path: '/images/load', pattern: /^\/images\/load\/?$/, module: r47 },
+  { path: '/livez', pattern: /^\/livez\/?$/, module: r48 },
+  { path: '/metrics', pattern: /^\/metrics\/?$/, module: r49 },
+  { path: '/openapi/v2', pattern: /^\/openapi\/v2\/?$/, module: r50 },
+  { path: '/openapi/v3', pattern: /^\/openapi\/v3\/?$/, module: r51 },
+  { path: '/openapi/v3/api/v1', pattern: /^\/openapi\/v3\/api\/v1\/?$/, module: r52 },
+  { path: '/openapi/v3/apis/devices.kubeedge.io/v1beta1', pattern: /^\/openapi\/v3\/apis\/devices.kubeedge.io\/v1beta1\/?$/, module: r53 },
+  { path: '/pods', pattern: /^\/pods\/?$/, module: r54 },
+  { path: '/pods/:ns', pattern: /^\/pods\/[^\/]+\/?$/, module: r55 },
+  { path: '/pods/:ns/:name', pattern: /^\/pods\/[^\/]+\/[^\/]+\/?$/, module: r56 },
+  { path: '/pods/:ns/:name/exec', pattern: /^\/pods\/[^\/]+\/[^\/]+\/exec\/?$/, module: r57 },
+  { path: '/pods/:ns/:name/logs', pattern: /^\/pods\/[^\/]+\/[^\/]+\/logs\/?$/, module: r58 },
+  { path: '/pods/:ns/:name/restart', pattern: /^\/pods\/[^\/]+\/[^\/]+\/restart\/?$/, module: r59 },
+  { path: '/readyz', pattern: /^\/readyz\/?$/, module: r60 },
+  { path: '/ui', pattern: /^\/ui\/?$/, module: r61 },
+  { path: '/ui/app.js', pattern: /^\/ui\/app.js\/?$/, module: r62 },
+  { path: '/ui/login', pattern: /^\/ui\/login\/?$/, module: r63 },
+  { path: '/ui/logout', pattern: /^\/ui\/logout\/?$/, module: r64 },
+  { path: '/ui/parts/:part', pattern: /^\/ui\/parts\/[^\/]+\/?$/, module: r65 },
+  { path: '/version', pattern: /^\/version\/?$/, module: r66 },
 ];

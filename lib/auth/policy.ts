@@ -8,7 +8,7 @@ const PUBLIC = new Set(['/healthz', '/livez', '/readyz', '/version']);
 /**
  * The role each operation needs: viewer reads (pods, events, devices, logs, metrics, not Secrets),
  * operator also creates, changes and deletes pods and ConfigMaps, restarts pods and edits devices,
- * admin also reads and writes Secrets, execs into containers and reads the audit trail.
+ * admin also reads and writes Secrets, execs into containers, forwards ports and reads the audit trail.
  * Anything not named here needs admin, so a new mutating route is closed until it is classified.
  */
 export function requiredRole(method: string, path: string): Requirement {
@@ -18,7 +18,7 @@ export function requiredRole(method: string, path: string): Requirement {
   if (p === '/ui/login' && (method === 'GET' || method === 'POST')) return 'public';
   if (p === '/ui/logout' && method === 'POST') return 'public';
   if (p === '/ui/app.js' && method === 'GET') return 'public';
-  if (/\/exec$/.test(p)) return 'admin';
+  if (/\/(exec|portforward)$/.test(p)) return 'admin';
   if (/^\/(api\/v1\/)?audit(\/|$)/.test(p)) return 'admin';
   // Secrets are read and written by admins only (a list or watch of them carries their data).
   if (/^\/api\/v1\/(namespaces\/[^/]+\/)?secrets(\/|$)/.test(p)) return 'admin';

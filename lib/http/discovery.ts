@@ -68,6 +68,13 @@ export const coreResources: ApiResource[] = [
   },
   { name: 'pods/exec', singularName: '', namespaced: true, kind: 'PodExecOptions', verbs: ['create', 'get'] },
   { name: 'pods/log', singularName: '', namespaced: true, kind: 'Pod', verbs: ['get'] },
+  {
+    name: 'pods/portforward',
+    singularName: '',
+    namespaced: true,
+    kind: 'PodPortForwardOptions',
+    verbs: ['create', 'get'],
+  },
   { name: 'pods/status', singularName: '', namespaced: true, kind: 'Pod', verbs: ['get', 'patch', 'update'] },
   { name: 'secrets', singularName: 'secret', namespaced: true, kind: 'Secret', verbs: WRITE_VERBS },
 ];

@@ -7,6 +7,7 @@ import type { DeviceManager } from '#lib/dmi/manager.ts';
 import type { Logger } from '#lib/log.ts';
 import type { Metrics } from '#lib/metrics.ts';
 import type { MqttStatus } from '#lib/mqtt/bridge.ts';
+import type { NetworkState } from '#lib/pods/runtime/network.ts';
 import type { StatsCollector } from '#lib/pods/runtime/stats.ts';
 import type { RestartRequests } from '#lib/pods/worker/restart-requests.ts';
 import type { Store } from '#lib/store/index.ts';
@@ -29,6 +30,8 @@ export interface Deps {
   health: () => ModuleSnapshot[];
   /** The container runtime, when one is configured (operations answer 503 while it is down). */
   cri?: CriClient | undefined;
+  /** The runtime's NetworkReady condition (RuntimeStatus), once known, for /readyz?verbose. */
+  runtimeNetwork?: (() => NetworkState | undefined) | undefined;
   /** Devices over DMI: edits go through the device's mapper (answers 503 while it is unreachable). */
   dmi?: DeviceManager | undefined;
   /** Containers stopped by a restart request, which the lifecycle manager restarts without back-off. */

@@ -1,5 +1,6 @@
 import { lastRecovery } from '#db/recover.ts';
 import { describeLink } from '#lib/cloud/link.ts';
+import { describeNetwork } from '#lib/pods/runtime/network.ts';
 import type { Store } from '#lib/store/index.ts';
 import {
   formatDuration,
@@ -31,6 +32,9 @@ export function healthAnswer(c: AppContext, kind: HealthzKind) {
     const note = recoveryNote(c.var.store, now);
     if (metabase?.ok && note) metabase.note = note;
     checks.push(diskCheck(c.var.store, now));
+    // Informational, like cloud-link: the API and host-network pods work without a pod network.
+    const network = c.var.runtimeNetwork?.();
+    if (network) checks.push({ name: 'runtime-network', ok: true, note: describeNetwork(network) });
   }
   const { status, body } = renderHealthz(kind, checks, verbose);
   c.header('Content-Type', 'text/plain; charset=utf-8');

@@ -128,7 +128,11 @@ function builtinItem<T extends KubeObject>(item: T): T {
 }
 
 /** A core/v1 list built here (deletecollection's answer), its items as kube-apiserver lists them. */
-export function coreList<T extends KubeObject>(listKind: string, resourceVersion: number, items: readonly T[]) {
+export function coreList<T extends KubeObject>(
+  listKind: string,
+  resourceVersion: number,
+  items: readonly T[],
+) {
   return {
     kind: listKind,
     apiVersion: 'v1',

@@ -14,7 +14,7 @@ const lab = await labOrSkip('test/e2e/pods.test.ts');
 if (lab) {
   const dir = mkdtempSync(join(tmpdir(), 'outpost-e2e-pods-'));
   const ns = `e2e-${Math.random().toString(36).slice(2, 7)}`;
-  // Pods share the node's network: a port of their own for the httpGet probe's server.
+  // Any port would do (each pod has its network namespace); a random one as before.
   const httpPort = 20000 + Math.floor(Math.random() * 20000);
   const cri = new CriClient({ endpoint: lab.endpoint });
   const image = lab.images.app;
@@ -73,11 +73,14 @@ if (lab) {
 
   test('kubectl get pods -o wide shows real READY, STATUS, RESTARTS and IP', async () => {
     await waitFor(() => get('web')?.status?.containerStatuses?.[0]?.ready, 90_000);
+    // Its own network namespace: an IP of the lab's pod network, not the node's.
+    const podIP = get('web')?.status?.podIP ?? '';
+    assert.ok(podIP && podIP !== nodeIP(), podIP);
     const r = await kubectl(agent.url, ['get', 'pods', '-n', ns, 'web', '-o', 'wide']);
     assert.is(r.code, 0, r.stderr);
     assert.match(
       r.stdout,
-      new RegExp(`web\\s+1/1\\s+Running\\s+0\\s+\\S+\\s+${nodeIP().replaceAll('.', '\\.')}\\s+e2e-node`),
+      new RegExp(`web\\s+1/1\\s+Running\\s+0\\s+\\S+\\s+${podIP.replaceAll('.', '\\.')}\\s+e2e-node`),
     );
     const running = await cri.listContainers({
       labelSelector: { 'io.kubernetes.pod.name': 'web', 'io.kubernetes.pod.namespace': ns },

@@ -1,17 +1,20 @@
 // Recovery on a real containerd, with Outpost as production runs it (the bundle, a child process):
 // kill -9 and a restart adopt every pod; a power cut of the runtime, or its state wiped, brings
-// every pod back; system-critical pods start first; a fresh metabase deletes nothing it finds.
+// every pod back with its network (one IP lease and one network namespace per pod, no leaks); a
+// sandbox whose pause process died is replaced and its network released; system-critical pods
+// start first; a fresh metabase deletes nothing it finds.
 // The suite runs its own lab (OUTPOST_RECOVERY_LAB, default /tmp/outpost-lab-recovery): cutting
 // the power of the shared one would kill other suites' pods.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { CriClient } from '#lib/cri/client.ts';
 import type { Pod } from '#lib/kube/types.ts';
 import type { Event } from '#lib/store/events.ts';
-import { powerCut, stopLab } from '../../scripts/lab.ts';
+import { labLeaseDir, labNetwork, powerCut, stopLab } from '../../scripts/lab.ts';
 import { kubectl } from '../helpers/agent.ts';
 import { labOrSkip, waitFor } from '../helpers/lab.ts';
 import { ensureBundle, type OutpostProcess, spawnOutpost } from '../helpers/outpost-process.ts';
@@ -38,7 +41,12 @@ if (lab) {
   writeFileSync(
     join(manifests, 'pods.yaml'),
     [
-      pod('web-a', ns, main('exec sleep 3600')),
+      // Serves on its pod IP: networking must come back with the pod.
+      pod(
+        'web-a',
+        ns,
+        main('mkdir -p /www && echo web-a > /www/index.html && exec httpd -f -p 8080 -h /www'),
+      ),
       pod('web-b', ns, main('exec sleep 3600')),
       // Fails once, then runs: restartCount 1, kept in an emptyDir that outlives the sandbox.
       pod(
@@ -137,6 +145,33 @@ if (lab) {
       events.map((e) => [`${e.involvedObject.name} ${e.reason} ${e.message}`, e.count] as const),
     );
 
+  /** Host-local's leases and the runtime's network namespaces in the lab, and each pod IP's answer. */
+  const leaseDir = join(labLeaseDir(LAB.dir), labNetwork(LAB.dir).name);
+  const netnsDir = join(resolve(LAB.dir), 'state', 'io.containerd.grpc.v1.cri', 'netns');
+  const count = (d: string, re = /./) =>
+    existsSync(d) ? readdirSync(d).filter((f) => re.test(f)).length : 0;
+  /** One lease and one network namespace per pod, distinct pod IPs, and web-a answering on its IP. */
+  const networkSound = async (pods: Pod[]) => {
+    const ips = pods.map((p) => p.status?.podIP ?? '');
+    assert.is(new Set(ips.filter(Boolean)).size, names.length, `distinct pod IPs: ${ips}`);
+    const settled = await waitFor(
+      () => count(leaseDir, /^\d+\.\d+\.\d+\.\d+$/) === names.length && count(netnsDir) === names.length,
+      60_000,
+    );
+    assert.ok(settled, `leases ${readdirSync(leaseDir)}, netns ${count(netnsDir)}: no leaks`);
+    const web = pods.find((p) => p.metadata.name === 'web-a')?.status?.podIP;
+    const body = await waitFor(
+      () =>
+        fetch(`http://${web}:8080/index.html`, { signal: AbortSignal.timeout(5_000) }).then(
+          (r) => r.text(),
+          () => '',
+        ),
+      60_000,
+      500,
+    );
+    assert.is(body, 'web-a\n', `web-a on ${web}:8080`);
+  };
+
   let outpost = await start();
 
   test('kill -9 with pods running: the restarted agent adopts every pod, nothing restarts', async () => {
@@ -169,6 +204,33 @@ if (lab) {
     assert.equal(containersOf(after), containersOf(before), 'same container IDs and restart counts');
     assert.equal(await kubectlRows(outpost), rowsBefore);
     assert.equal(eventCounts(await eventsOf(outpost)), eventsBefore, 'no Created, Started or Killing since');
+    await networkSound(after);
+  });
+
+  test('a sandbox whose pause process dies is replaced, its network namespace and IP lease released', async () => {
+    const before = (await allUp(outpost)) || [];
+    const old = (await runtime()).sandboxes.find((s) => s.pod === 'web-a' && s.state === 'SANDBOX_READY')!;
+    const tasks = execFileSync('ctr', ['--address', lab.socket, '-n', 'k8s.io', 'task', 'ls'], {
+      encoding: 'utf8',
+    });
+    const pid = Number(
+      /^(\S+)\s+(\d+)/m.exec(tasks.split('\n').find((l) => l.startsWith(old.id)) ?? '')?.[2],
+    );
+    assert.ok(pid > 0, tasks);
+    process.kill(pid, 'SIGKILL');
+    const after = await waitFor(async () => {
+      const rt = await runtime();
+      const fresh = rt.sandboxes.some(
+        (s) => s.pod === 'web-a' && s.state === 'SANDBOX_READY' && s.id !== old.id,
+      );
+      const pods = fresh && (await allUp(outpost, idsOf(before.filter((p) => p.metadata.name === 'web-a'))));
+      return pods;
+    }, 120_000);
+    assert.ok(
+      after,
+      JSON.stringify(await runtime(), (_, v) => (typeof v === 'bigint' ? String(v) : v)),
+    );
+    await networkSound(after);
   });
 
   test('a power cut of the runtime: every pod comes back, critical first, restart counts go on', async () => {
@@ -200,7 +262,9 @@ if (lab) {
     const rt = await runtime();
     const fresh = rt.sandboxes.filter((s) => !old.sandboxes.some((o) => o.id === s.id));
     assert.equal(fresh.map((s) => s.pod).sort(), [...names].sort(), 'one new sandbox per pod');
-    assert.ok(fresh.every((s) => s.state === 'SANDBOX_READY' && s.attempt === 1));
+    const lastAttempt = (pod: string) =>
+      Math.max(...old.sandboxes.filter((o) => o.pod === pod).map((o) => o.attempt));
+    assert.ok(fresh.every((s) => s.state === 'SANDBOX_READY' && s.attempt === lastAttempt(s.pod) + 1));
     // (c) The system-node-critical pod's sandbox was created before any other.
     const critical = fresh.find((s) => s.pod === 'z-critical')!;
     for (const s of fresh)
@@ -208,6 +272,7 @@ if (lab) {
         assert.ok(critical.createdAt < s.createdAt, `z-critical's sandbox before ${s.pod}'s`);
     const rows = await kubectlRows(outpost);
     for (const r of rows) assert.match(r, / 1\/1 Running /);
+    await networkSound(after);
   });
 
   test('the runtime wiped under a running agent: every pod comes back without an agent restart', async () => {
@@ -232,6 +297,7 @@ if (lab) {
     }
     const rt = await runtime();
     assert.is(rt.sandboxes.length, names.length, 'one sandbox per pod');
+    await networkSound(after);
   });
 
   test('a fresh metabase leaves the pods it finds running alone and deletes nothing', async () => {

@@ -23,7 +23,7 @@ function podSpec(): Schema {
       ]),
       nodeName: str('The node; must be this node or empty (it is set to this node).'),
       nodeSelector: stringMap('Informational on a single node.'),
-      hostNetwork: bool("Use the host's network namespace (pods on Outpost always do)."),
+      hostNetwork: bool("Use the node's network namespace instead of one of the pod's own."),
       hostPID: bool("Use the host's PID namespace."),
       hostIPC: bool("Use the host's IPC namespace."),
       shareProcessNamespace: bool('One PID namespace for all containers of the pod.'),
@@ -72,7 +72,7 @@ function podStatus(): Schema {
     reason: str('Why the pod is in this state, in CamelCase.'),
     hostIP: str("The node's address."),
     hostIPs: list(obj('An address.', { ip: str('The IP.') }), "The node's addresses."),
-    podIP: str("The pod's address (the node's: host network)."),
+    podIP: str("The pod's address (the node's with hostNetwork)."),
     podIPs: list(obj('An address.', { ip: str('The IP.') }), "The pod's addresses."),
     startTime: time('When the node accepted the pod.'),
     qosClass: str('Quality of service class from requests and limits.', [

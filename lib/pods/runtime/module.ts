@@ -5,6 +5,7 @@
 import { existsSync } from 'node:fs';
 import type { CriClient } from '#lib/cri/client.ts';
 import type { ModuleSpec } from '#lib/supervisor/modules.ts';
+import type { RuntimeNetwork } from './network.ts';
 import type { RuntimeReachability } from './reachability.ts';
 
 export interface RuntimeModuleOptions {
@@ -16,6 +17,8 @@ export interface RuntimeModuleOptions {
   connectTimeoutMs?: number;
   /** Health check period; default 5 s, two failures in a row restart the module. */
   healthIntervalMs?: number;
+  /** Keeps the runtime's NetworkReady condition (RuntimeStatus), asked with each health check. */
+  network?: RuntimeNetwork;
   /** Watches for a runtime while none answers (started on a failure, stopped once connected). */
   finder?: { start(): void; stop(): void };
 }
@@ -50,6 +53,13 @@ const untilAborted = (signal: AbortSignal) =>
     signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true }),
   );
 
+/** Asks the runtime for its NetworkReady condition; a runtime without RuntimeStatus leaves it unknown. */
+async function refreshNetwork(o: RuntimeModuleOptions): Promise<void> {
+  if (!o.network) return;
+  const status = await o.cri.status().catch(() => undefined);
+  if (status) o.network.update(status);
+}
+
 /** The supervised runtime connection (policy Always, the default backoff curve). */
 export function runtimeModule(o: RuntimeModuleOptions): ModuleSpec {
   const { cri, reach } = o;
@@ -64,6 +74,7 @@ export function runtimeModule(o: RuntimeModuleOptions): ModuleSpec {
         try {
           await cri.version();
           reach.up();
+          await refreshNetwork(o);
         } catch (err) {
           reach.down(err);
           o.finder?.start();
@@ -91,6 +102,7 @@ export function runtimeModule(o: RuntimeModuleOptions): ModuleSpec {
         },
         'container runtime connected',
       );
+      await refreshNetwork(o);
       ctx.ready();
       o.onConnected?.();
       await untilAborted(ctx.signal);
