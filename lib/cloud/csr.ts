@@ -4,6 +4,7 @@
 import { sleep } from '#lib/clock.ts';
 import type { Logger } from '#lib/log.ts';
 import { ApiError, type CloudContext } from './context.ts';
+import { httpListWatch } from './list-watch.ts';
 
 export interface CertificateRequestSpec {
   /** The PKCS#10 request, PEM. */
@@ -22,14 +23,21 @@ export interface CertificateWaitOptions {
   timeoutMs?: number;
   /** Awaited when a read gets no answer, before the next (default: one poll interval). */
   whileUnreachable?: (signal?: AbortSignal) => Promise<void>;
+  /**
+   * Watches the request (by name, from a resourceVersion) while it is pending instead of reading it
+   * every `pollMs`, as kubelet waits for its certificates: a request nobody approves then costs one
+   * watch, renewed every 5-10 min, not a GET every few seconds (issue 22's fleet budget).
+   */
+  watch?: (name: string, resourceVersion: string) => AsyncIterable<{ type: string; object: unknown }>;
 }
 
 interface Csr {
-  metadata: { name: string };
+  metadata: { name: string; resourceVersion?: string };
   status?: { certificate?: string; conditions?: { type: string; reason?: string; message?: string }[] };
 }
 
-const CSRS = '/apis/certificates.k8s.io/v1/certificatesigningrequests';
+/** The certificates API's collection of requests. */
+export const CSRS = '/apis/certificates.k8s.io/v1/certificatesigningrequests';
 
 /**
  * Creates the CertificateSigningRequest and waits until the cluster signs it; resolves with the
@@ -64,6 +72,7 @@ export async function requestCertificate(
     { csr: name, signer: spec.signerName },
     `certificate signing request created; waiting for approval (kubectl certificate approve ${name})`,
   );
+  let watchFailures = 0;
   const deadline = o.timeoutMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + o.timeoutMs;
   for (;;) {
     o.signal?.throwIfAborted();
@@ -88,6 +97,50 @@ export async function requestCertificate(
         `certificate signing request ${name} was not approved within ${Math.round((o.timeoutMs ?? 0) / 1000)} s (approve it: kubectl certificate approve ${name})`,
       );
     if (unreachable && o.whileUnreachable) await o.whileUnreachable(o.signal);
-    else await sleep(pollMs, o.signal);
+    else if (cur && o.watch) {
+      if (await waitForChange(o.watch(name, cur.metadata.resourceVersion ?? ''), o.signal)) watchFailures = 0;
+      else await sleep(Math.min(pollMs * 2 ** watchFailures++, 60_000), o.signal);
+    } else await sleep(pollMs, o.signal);
+  }
+}
+
+/**
+ * Watches one request by name from a consistent LIST of it (an object's own resourceVersion may be
+ * older than an API server's watch cache, e.g. after a restart, and get 410). When the LIST already
+ * shows it changed since `resourceVersion`, that is the one event.
+ */
+export async function* watchRequest(
+  ctx: CloudContext,
+  name: string,
+  resourceVersion: string,
+  signal: AbortSignal,
+): AsyncGenerator<{ type: string; object: unknown }> {
+  const fieldSelector = `metadata.name=${name}`;
+  const list = await ctx.request<{ items: Csr[]; metadata: { resourceVersion: string } }>(CSRS, {
+    query: { fieldSelector },
+    signal,
+  });
+  const item = list.items[0];
+  if (item?.metadata.resourceVersion !== resourceVersion) {
+    yield { type: item ? 'MODIFIED' : 'DELETED', object: item ?? {} };
+    return;
+  }
+  yield* httpListWatch(ctx, CSRS, fieldSelector).watch(list.metadata.resourceVersion, signal);
+}
+
+/**
+ * Follows a watch of the pending request until it changes (then it is read again) or the server
+ * ends the watch; false when the watch failed, so the caller backs off before reading again.
+ */
+async function waitForChange(
+  events: AsyncIterable<{ type: string; object: unknown }>,
+  signal?: AbortSignal,
+): Promise<boolean> {
+  try {
+    for await (const e of events) if (e.type !== 'BOOKMARK') return e.type !== 'ERROR';
+    return true;
+  } catch {
+    signal?.throwIfAborted();
+    return false;
   }
 }

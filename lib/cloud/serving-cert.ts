@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { type Clock, sleep } from '#lib/clock.ts';
 import type { Logger } from '#lib/log.ts';
 import type { CloudContext } from './context.ts';
-import { requestCertificate } from './csr.ts';
+import { requestCertificate, watchRequest } from './csr.ts';
 import { type AltNames, certificateRequest, newKey, selfSignedCertificate } from './x509.ts';
 
 export const KUBELET_SERVING_SIGNER = 'kubernetes.io/kubelet-serving';
@@ -24,7 +24,7 @@ export interface ServingPair {
 }
 
 export interface ServingCertOptions {
-  ctx: Pick<CloudContext, 'request' | 'link' | 'nodeName'>;
+  ctx: CloudContext;
   /** Where the issued pair is kept (`serving.crt`, `serving.key`). */
   dir: string;
   alt: AltNames;
@@ -32,7 +32,7 @@ export interface ServingCertOptions {
   log: Logger;
   /** Called with each new pair (the server swaps its TLS context). */
   onChange: (pair: ServingPair) => void;
-  /** How often a pending request is looked at (default 2 s). */
+  /** Back-off base when the watch of a pending request fails (default 2 s, doubling to 60 s). */
   pollMs?: number;
   /** Fraction of the lifetime after which a new certificate is requested (default 0.7-0.9, random). */
   rotateAt?: number;
@@ -150,7 +150,12 @@ export class ServingCertificate {
         usages: ['digital signature', 'key encipherment', 'server auth'],
         generateName: 'csr-',
       },
-      { signal, pollMs: this.#o.pollMs ?? 2000, whileUnreachable: (s) => ctx.link.waitOnline(s) },
+      {
+        signal,
+        pollMs: this.#o.pollMs ?? 2000,
+        whileUnreachable: (s) => ctx.link.waitOnline(s),
+        watch: (name, rv) => watchRequest(ctx, name, rv, signal),
+      },
     );
     const x = new X509Certificate(cert);
     this.#lifetime = { from: Date.parse(x.validFrom), to: Date.parse(x.validTo) };

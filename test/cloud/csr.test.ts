@@ -60,6 +60,41 @@ test('creates the request and waits out pending reads, 5xx and no answer until i
   assert.is(calls.length, 5);
 });
 
+test('with a watch, a pending request is watched, not polled, and read again when it changes', async () => {
+  const { request, calls } = api([{ ...pending, metadata: { name: 'x-1', resourceVersion: '7' } }, signed]);
+  const watched: string[] = [];
+  const r = await requestCertificate({ request }, silentLogger, spec, {
+    pollMs: 60_000, // a poll would time the test out
+    watch: async function* (name, rv) {
+      watched.push(`${name}@${rv}`);
+      yield { type: 'BOOKMARK', object: {} };
+      yield { type: 'MODIFIED', object: signed };
+    },
+  });
+  assert.equal(r, { certPem: 'CERT', csrName: 'x-1' });
+  assert.equal(watched, ['x-1@7']);
+  assert.equal(
+    calls.map((c) => c.method),
+    ['POST', 'GET', 'GET'],
+  );
+});
+
+test('a failing watch is retried after a growing pause, the request read again each time', async () => {
+  const { request, calls } = api([pending, pending, pending, signed]);
+  let watches = 0;
+  const r = await requestCertificate({ request }, silentLogger, spec, {
+    pollMs: 1,
+    // biome-ignore lint/correctness/useYield: a watch that fails before its first event
+    watch: async function* () {
+      watches++;
+      throw new Error('watch refused');
+    },
+  });
+  assert.equal(r, { certPem: 'CERT', csrName: 'x-1' });
+  assert.is(watches, 3);
+  assert.is(calls.length, 5);
+});
+
 test('denied, deleted, forbidden, timed out and aborted requests end the wait', async () => {
   const denied = { ...pending, status: { conditions: [{ type: 'Denied', message: 'not you' }] } };
   const run = (answers: unknown[], o = {}) =>
