@@ -34,6 +34,8 @@ export interface ControlPlane {
    * `VERB resource[/subresource]` (counted when a request ends: a running watch is not in it).
    */
   requestCounts(): Promise<Map<string, number>>;
+  /** GET `path` on the API server as admin: status code and body (0 and '' when nothing answers). */
+  adminGet(path: string): Promise<{ status: number; body: string }>;
   /** Stops the API server alone (a link cut); startApiserver brings it back on the same port. */
   stopApiserver(): Promise<void>;
   startApiserver(): Promise<void>;
@@ -303,6 +305,7 @@ ${clientKubeconfigCluster(dir, server)
         writeFileSync(path, clientKubeconfig(dir, via, `system:node:${name}`, file));
         return path;
       },
+      adminGet: (path) => get(dir, port, path),
       async requestCounts() {
         const r = await get(dir, port, '/metrics');
         if (r.status !== 200) throw new Error(`kube-apiserver /metrics: HTTP ${r.status}`);
