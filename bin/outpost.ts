@@ -83,6 +83,14 @@ program
   .option('--max-log-streams <n>', 'concurrent followed logs (default 32)')
   .option('--kubelet-port <port>', "the node API for the cluster's API server, with --cloud (default 10250)")
   .option(
+    '--node-lease-duration <duration>',
+    "the node Lease's duration with --cloud, renewed every quarter of it (default 40s)",
+  )
+  .option(
+    '--node-status-report-frequency <duration>',
+    'with --cloud, the node status is patched on a change or at least this often (default 5m)',
+  )
+  .option(
     '--node-ip <ip>',
     'the address the Node reports and the node API serves on (default: the first non-loopback IPv4)',
   )

@@ -479,6 +479,8 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
         dataDir: config.dataDir,
         port: nodeApi?.port ?? Number(new URL(server.url).port),
         nodeIP: nodeApi?.nodeIP,
+        leaseDurationMs: config.nodeLeaseDuration,
+        statusReportMs: config.nodeStatusReportFrequency,
         onNode: (n) => {
           cloudNode = n;
         },

@@ -116,6 +116,10 @@ export const serveConfig = z.object({
     .default('homeassistant'),
   /** A kubeconfig: join its cluster as node `nodeName` (the cloud link); unset: standalone. */
   cloud: z.string().min(1).optional(),
+  /** The node Lease's duration with --cloud; renewed every quarter of it (kubelet: 40 s, every 10 s). */
+  nodeLeaseDuration: duration.default(40_000).refine((ms) => ms >= 4000, 'at least 4s'),
+  /** With --cloud, the node status is patched on a change or at least this often (kubelet: 5m). */
+  nodeStatusReportFrequency: duration.default(300_000).refine((ms) => ms >= 1000, 'at least 1s'),
 });
 export type ServeConfig = z.infer<typeof serveConfig> & { logLevel: LogLevel };
 

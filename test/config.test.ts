@@ -33,4 +33,14 @@ test('bad values are configuration errors naming the flag', () => {
   assert.equal(parseListen('[::1]:10550'), { host: '::1', port: 10550 });
 });
 
+test('the cloud link settings for fleets: lease duration and status report frequency', () => {
+  const defaults = resolveServeConfig({}, {});
+  assert.is(defaults.nodeLeaseDuration, 40_000);
+  assert.is(defaults.nodeStatusReportFrequency, 300_000);
+  const cfg = resolveServeConfig({ nodeLeaseDuration: '2m' }, { OUTPOST_NODE_STATUS_REPORT_FREQUENCY: '10m' });
+  assert.is(cfg.nodeLeaseDuration, 120_000);
+  assert.is(cfg.nodeStatusReportFrequency, 600_000);
+  assert.throws(() => resolveServeConfig({ nodeLeaseDuration: '1s' }, {}), /--node-lease-duration/);
+});
+
 test.run();

@@ -18,6 +18,9 @@ export interface CloudModuleOptions {
   runtime: () => Promise<RuntimeFacts>;
   /** Set while metabase writes fail for lack of space (the Node's DiskPressure). */
   metabaseFull?: () => { dataDir: string; free: number } | undefined;
+  /** The Lease's duration (renewed every quarter of it) and the longest time between status patches. */
+  leaseDurationMs?: number;
+  statusReportMs?: number;
   /** Called with the NodeAgent once it exists (tests, the status command). */
   onNode?: (node: NodeAgent) => void;
 }
@@ -40,6 +43,10 @@ export function cloudModule(o: CloudModuleOptions): ModuleSpec {
         port: o.port,
         nodeIP: o.nodeIP,
         runtime: o.runtime,
+        ...(o.leaseDurationMs
+          ? { leaseDurationSeconds: Math.round(o.leaseDurationMs / 1000), renewIntervalMs: o.leaseDurationMs / 4 }
+          : {}),
+        ...(o.statusReportMs ? { statusMaxIntervalMs: o.statusReportMs } : {}),
         ...(o.metabaseFull ? { metabaseFull: o.metabaseFull } : {}),
       });
       o.onNode?.(node);
