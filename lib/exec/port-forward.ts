@@ -9,6 +9,7 @@ import { requireRuntime } from '#lib/pods/runtime/find-container.ts';
 import { POD_UID } from '#lib/pods/runtime/labels.ts';
 import { newestFirst } from '#lib/pods/runtime/view.ts';
 import { isSpdyUpgrade, isWebSocketUpgrade, offeredProtocols } from './options.ts';
+import { PORT_FORWARD_TUNNEL } from './spdy-tunnel.ts';
 import { upgraderOf } from './upgrade.ts';
 
 /** The WebSocket subprotocols the runtime's port forwarding speaks ("" = none offered). */
@@ -30,10 +31,10 @@ export function forwardedPorts(values: string[]): number[] {
 }
 
 /**
- * Prepares a port forward to `pod` and hands the client's upgrade (SPDY `portforward.k8s.io`, or a
- * WebSocket with `?port=`) to the server's upgrader; throws the Status the client gets instead.
- * A WebSocket offering only protocols the runtime does not speak (kubectl ≥ 1.31's SPDY tunnel)
- * gets 400, on which kubectl falls back to SPDY.
+ * Prepares a port forward to `pod` and hands the client's upgrade (SPDY `portforward.k8s.io`,
+ * kubectl ≥ 1.31's SPDY-over-WebSocket tunnel, or a WebSocket with `?port=`) to the server's
+ * upgrader; throws the Status the client gets instead. A WebSocket offering none of those
+ * protocols gets 400, on which kubectl falls back to SPDY.
  */
 export async function preparePortForwardUpgrade(c: AppContext, pod: Pod): Promise<void> {
   const headers = c.req.raw.headers;
@@ -41,8 +42,9 @@ export async function preparePortForwardUpgrade(c: AppContext, pod: Pod): Promis
   const spdy = isSpdyUpgrade(headers);
   if (!upgrade || (!spdy && !isWebSocketUpgrade(headers))) throw badRequest('Upgrade request required');
   let query = '';
-  if (!spdy) {
-    const offered = offeredProtocols(headers);
+  const offered = spdy ? [] : offeredProtocols(headers);
+  const tunnel = offered.includes(PORT_FORWARD_TUNNEL);
+  if (!spdy && !tunnel) {
     if (offered.length && !offered.some((p) => WEBSOCKET_PORT_FORWARD.includes(p))) {
       throw badRequest(
         `none of the offered WebSocket subprotocols [${offered.join(' ')}] is supported for port forwarding: use SPDY/3.1`,
@@ -70,6 +72,14 @@ export async function preparePortForwardUpgrade(c: AppContext, pod: Pod): Promis
   }
   const url = await cri.portForward(sandbox.id);
   const leave = c.var.limits.exec.enter();
+  if (tunnel) {
+    upgrade({
+      kind: 'tunnel',
+      protocol: PORT_FORWARD_TUNNEL,
+      session: { url, target: `${pod.metadata.namespace}/${pod.metadata.name}`, onEnd: leave },
+    });
+    return;
+  }
   upgrade({
     kind: 'passthrough',
     session: {

@@ -28,7 +28,9 @@ export type UpgradePlan =
   /** Pass a SPDY upgrade through to the runtime's streaming server, byte for byte. */
   | { kind: 'spdy'; session: ExecSession }
   /** Pass any upgrade (port forwarding's SPDY or WebSocket) through to this runtime URL. */
-  | { kind: 'passthrough'; session: Pick<ExecSession, 'url' | 'target' | 'onEnd'> };
+  | { kind: 'passthrough'; session: Pick<ExecSession, 'url' | 'target' | 'onEnd'> }
+  /** Accept kubectl's SPDY-over-WebSocket port forwarding and tunnel it to this runtime URL. */
+  | { kind: 'tunnel'; protocol: string; session: Pick<ExecSession, 'url' | 'target' | 'onEnd'> };
 
 export type Upgrader = (plan: UpgradePlan) => void;
 

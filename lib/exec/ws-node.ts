@@ -9,6 +9,7 @@ import { internal } from '#lib/kube/status.ts';
 import { endWithResponse, endWithStatus } from './raw-http.ts';
 import { type RelayLogger, relayExec } from './relay.ts';
 import { proxySpdy } from './spdy-proxy.ts';
+import { PORT_FORWARD_TUNNEL, tunnelSpdy } from './spdy-tunnel.ts';
 import { UPGRADER, type UpgradePlan } from './upgrade.ts';
 
 type Fetch = (req: Request, env: Record<string | symbol, unknown>) => Response | Promise<Response>;
@@ -36,6 +37,12 @@ export function handleUpgrades(server: Server, fetch: Fetch, log?: RelayLogger):
     handleProtocols: (_offered, req) => protocols.get(req) ?? false,
   });
   const sessions = new Map<Duplex, (reason: string) => void>();
+  // `SPDY/3.1+portforward.k8s.io` is no RFC 7230 token ('/'), which ws refuses to parse: the tunnel's
+  // request goes to ws without the header, and the answer gets it back here.
+  const tunnels = new WeakSet<IncomingMessage>();
+  wss.on('headers', (headers, req) => {
+    if (tunnels.has(req)) headers.push(`Sec-WebSocket-Protocol: ${PORT_FORWARD_TUNNEL}`);
+  });
 
   server.on('upgrade', async (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => socket.destroy());
@@ -70,6 +77,18 @@ export function handleUpgrades(server: Server, fetch: Fetch, log?: RelayLogger):
       return;
     }
     protocols.set(req, accepted.protocol);
+    if (accepted.kind === 'tunnel') {
+      tunnels.add(req);
+      delete req.headers['sec-websocket-protocol'];
+      wss.handleUpgrade(req, socket, head, (ws) => {
+        sessions.set(socket, () => ws.terminate());
+        tunnelSpdy(ws, accepted.session.url, () => {
+          sessions.delete(socket);
+          accepted.session.onEnd?.();
+        });
+      });
+      return;
+    }
     wss.handleUpgrade(req, socket, head, (ws) => {
       sessions.set(socket, relayExec(ws, accepted.session, accepted.protocol, log));
       ws.on('close', () => {

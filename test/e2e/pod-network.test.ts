@@ -1,7 +1,8 @@
 // Pod networking on the real containerd and Debian's CNI plugins (the lab's bridge + host-local +
 // portmap): two pods on the same port, each Ready on its own IP and reachable from the node; a
-// hostPort; `kubectl port-forward` (the real kubectl) into a pod network and a host-network pod,
-// and its errors; the runtime's NetworkReady in /readyz?verbose and `outpost doctor`.
+// hostPort; `kubectl port-forward` (the real kubectl: its WebSocket tunnel and SPDY) into a pod
+// network and a host-network pod, and its errors; the runtime's NetworkReady in /readyz?verbose
+// and `outpost doctor`.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -81,13 +82,21 @@ if (lab) {
     target: string,
     remote: number,
     fn: (local: number) => Promise<void>,
-    bin = 'kubectl',
+    o: { args?: string[]; env?: Record<string, string> } = {},
   ): Promise<string> {
     const local = await freePort();
     const child = spawn(
-      bin,
-      [`--server=${agent.url}`, '-n', ns, 'port-forward', `pod/${target}`, `${local}:${remote}`],
-      { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, HOME: dir } },
+      'kubectl',
+      [
+        `--server=${agent.url}`,
+        '-n',
+        ns,
+        'port-forward',
+        `pod/${target}`,
+        `${local}:${remote}`,
+        ...(o.args ?? []),
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, HOME: dir, ...o.env } },
     );
     let out = '';
     child.stdout.on('data', (d) => (out += d));
@@ -127,18 +136,33 @@ if (lab) {
     assert.is(got, 'hp\n');
   });
 
-  test('kubectl port-forward carries a request into a pod network and into a host-network pod', async () => {
+  test('kubectl port-forward carries a request into a pod network (WebSocket tunnel) and into a host-network pod (SPDY)', async () => {
     assert.ok(await readyPod('a'));
     let got = '';
-    const out = await forward('a', 8080, async (local) => {
-      got = await waitFor(() => body(`http://127.0.0.1:${local}/index.html`), 60_000, 500);
-    });
+    // -v=7 logs the tunnel's negotiation, and a fallback to SPDY (a POST) when the tunnel fails.
+    const out = await forward(
+      'a',
+      8080,
+      async (local) => {
+        got = await waitFor(() => body(`http://127.0.0.1:${local}/index.html`), 60_000, 500);
+      },
+      { args: ['-v=7'] },
+    );
     assert.is(got, 'a\n', out);
+    assert.match(out, /GET http\S+\/pods\/a\/portforward/, out);
+    assert.match(out, 'negotiated protocol: portforward.k8s.io', out);
+    assert.not.match(out, /fallback|POST http\S+\/portforward/, out);
     let hn = '';
-    await forward('hn', hostNetPort, async (local) => {
-      hn = await waitFor(() => body(`http://127.0.0.1:${local}/index.html`), 60_000, 500);
-    });
-    assert.is(hn, 'hn\n');
+    const spdy = await forward(
+      'hn',
+      hostNetPort,
+      async (local) => {
+        hn = await waitFor(() => body(`http://127.0.0.1:${local}/index.html`), 60_000, 500);
+      },
+      { args: ['-v=7'], env: { KUBECTL_PORT_FORWARD_WEBSOCKETS: 'false' } },
+    );
+    assert.is(hn, 'hn\n', spdy);
+    assert.match(spdy, /POST http\S+\/pods\/hn\/portforward/, spdy);
   });
 
   test('port-forward errors as kubectl shows them: nothing listening, a pod not running, no such pod', async () => {

@@ -16,6 +16,6 @@ export const POST = factory.createHandlers(async (c) => {
 
 /**
  * `GET .../pods/{name}/portforward`: the WebSocket form (`?port=`, `v4.channel.k8s.io`); kubectl
- * ≥ 1.31's SPDY-over-WebSocket tunnel gets 400 and falls back to SPDY.
+ * ≥ 1.31's SPDY-over-WebSocket tunnel (`SPDY/3.1+portforward.k8s.io`), tunnelled to the runtime.
  */
 export const GET = POST;
