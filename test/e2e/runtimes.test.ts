@@ -2,16 +2,18 @@
 // each through one short scenario on the real containerd: reads and a watch, a pod's lifecycle,
 // logs and logs -f, exec over WebSocket (kubectl's default) and SPDY, a DMI mapper reporting, then
 // kill -9 and a restart that adopts the running container. Waits poll for an outcome.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { adminKubeconfigPath } from '#lib/auth/admin.ts';
 import { CriClient } from '#lib/cri/client.ts';
 import type { VirtualMapper } from '#lib/dmi/virtual-mapper.ts';
+import type { Device } from '#lib/kube/devices.ts';
 import type { Pod } from '#lib/kube/types.ts';
 import { kubectl } from '../helpers/agent.ts';
-import { device, getDevice, reported, startMapper, writeDevices } from '../helpers/devices.ts';
+import { DEVICES, device, reported, startMapper, writeDevices } from '../helpers/devices.ts';
 import { ci, labOrSkip, removeSandboxes, waitFor } from '../helpers/lab.ts';
 import { ensureBundle, type OutpostProcess, spawnOutpost } from '../helpers/outpost-process.ts';
 import { hasRuntime, RUNTIME_COMMANDS, type RuntimeName } from '../helpers/runtimes.ts';
@@ -59,16 +61,24 @@ if (lab) {
         return p;
       };
       let p = await start();
-      const k = (args: string[], opts: Parameters<typeof kubectl>[2] = {}) => kubectl(p.url, args, opts);
+      // Every call goes as the data directory's admin, over plain HTTP on loopback with its bearer
+      // token: the same on each runtime, whatever the listener's TLS set-up.
+      const token = () => /token: (\S+)/.exec(readFileSync(adminKubeconfigPath(dataDir), 'utf8'))?.[1] ?? '';
+      const k = (args: string[], opts: Parameters<typeof kubectl>[2] = {}) =>
+        kubectl(p.url, [`--token=${token()}`, ...args], opts);
+      const get = (path: string) =>
+        fetch(`${p.url}${path}`, { headers: { authorization: `Bearer ${token()}` } });
       const pod = async (name: string) =>
-        (await fetch(`${p.url}/api/v1/namespaces/${ns}/pods/${name}`).then((r) => r.json())) as Pod;
+        (await get(`/api/v1/namespaces/${ns}/pods/${name}`).then((r) => r.json())) as Pod;
+      const thermometer = async () =>
+        (await get(`${DEVICES}/thermo-${runtime}`).then((r) => r.json())) as Device;
       const isRunning = (x: Pod) => x.status?.containerStatuses?.[0]?.state?.running !== undefined;
 
       // Reads, and a watch that sees an object created after it began.
       const list = await k(['get', 'namespaces']);
       assert.is(list.code, 0, list.stderr);
       assert.match(list.stdout, /default/);
-      const watch = await fetch(`${p.url}/api/v1/namespaces/${ns}/configmaps?watch=1`);
+      const watch = await get(`/api/v1/namespaces/${ns}/configmaps?watch=1`);
       assert.is(watch.status, 200);
       const created = await k(['create', 'configmap', 'seen', '-n', ns, '--from-literal=a=b']);
       assert.is(created.code, 0, created.stderr);
@@ -115,9 +125,7 @@ if (lab) {
         }),
       );
       assert.ok(
-        await waitFor(
-          async () => reported(await getDevice(p.url, `thermo-${runtime}`), 'temperature') !== undefined,
-        ),
+        await waitFor(async () => reported(await thermometer(), 'temperature') !== undefined),
         'the device reports a temperature',
       );
 
