@@ -45,7 +45,8 @@ if (lab) {
     flags: { imagePull: 'strict' },
   });
   const main = (p: Pod | undefined) => p?.status?.containerStatuses?.[0];
-  const imageId = (await cri.imageStatus(offline))?.id ?? '';
+  // containerd's CRI plugin learns of images ctr makes or removes from events, a moment later.
+  const imageId = (await waitFor(() => cri.imageStatus(offline), 60_000))?.id ?? '';
 
   test('a :latest pod whose registry is unreachable starts from the local image', async () => {
     assert.ok(imageId.startsWith('sha256:'), imageId);
@@ -127,11 +128,11 @@ if (lab) {
     ctr('images', 'tag', lab.images.app, loaded);
     ctr('images', 'export', archive, loaded);
     ctr('images', 'rm', loaded);
-    assert.is(await cri.imageStatus(loaded), null);
+    assert.ok(await waitFor(async () => (await cri.imageStatus(loaded)) === null, 60_000));
     const r = await outpost(['images', 'load', archive, '-s', agent.url]);
     assert.is(r.code, 0, r.stderr);
     assert.is(r.stdout, `Loaded image: ${loaded}\n`);
-    assert.ok(await cri.imageStatus(loaded));
+    assert.ok(await waitFor(() => cri.imageStatus(loaded), 60_000));
     writeFileSync(join(dir, 'loaded.yaml'), pod(ns, 'loaded', loaded));
     const running = await waitFor(() => main(agent.store.pods.get(ns, 'loaded'))?.state?.running, 120_000);
     assert.ok(running, JSON.stringify(agent.store.pods.get(ns, 'loaded')?.status));
