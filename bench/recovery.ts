@@ -11,7 +11,8 @@
 // The lab is a private one (OUTPOST_BENCH_LAB, default /tmp/outpost-lab-bench), so emptying its
 // runtime never touches anybody else's pods. BENCH_SIZES (default 10,50), BENCH_ROUNDS (default 3),
 // BENCH_NETWORKS (default host,cni),
-// OUTPOST_BUNDLE (default dist/outpost.mjs: another build, to compare two versions).
+// OUTPOST_BUNDLE (default dist/outpost.mjs: another build, to compare two versions),
+// BENCH_RUNTIME=node|deno|bun (default node: what runs the bundle; Deno and Bun from node_modules).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -136,11 +137,18 @@ interface Outpost {
   t0: number;
 }
 
+const RUNTIME = process.env.BENCH_RUNTIME ?? 'node';
+const RUNNER: string[] =
+  { node: [process.execPath], deno: ['node_modules/.bin/deno', 'run', '-A'], bun: ['node_modules/.bin/bun'] }[
+    RUNTIME
+  ] ?? [];
+if (RUNNER.length === 0) throw new Error(`BENCH_RUNTIME must be node, deno or bun (got ${RUNTIME})`);
+
 function startOutpost(dataDir: string, manifests: string): Outpost {
   const t0 = performance.now();
   const args = [BUNDLE, 'serve', '--listen', `127.0.0.1:${PORT}`, '--data-dir', dataDir];
   args.push('--manifests', manifests, '--runtime-endpoint', lab.endpoint, '--node-name', NODE);
-  const child = spawn(process.execPath, [...args, '--log-level', 'warn'], {
+  const child = spawn(RUNNER[0]!, [...RUNNER.slice(1), ...args, '--log-level', 'warn'], {
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   return { child, t0 };
@@ -280,7 +288,7 @@ try {
 }
 
 console.log(
-  `\nOutpost recovery on containerd (lab), busybox pods, host network and CNI, images present; node ${process.version}, ${new Date().toISOString()}`,
+  `\nOutpost recovery on containerd (lab), busybox pods, host network and CNI, images present; the agent on ${RUNTIME} (the bench on node ${process.version}), ${new Date().toISOString()}`,
 );
 console.log(
   `times in seconds from agent start (floor: from the first call); median (min-max) of ${ROUNDS} rounds\n`,
