@@ -15,10 +15,10 @@ import { kubectl, outpost, run, startTestAgent, type TestAgent } from '../helper
 import {
   api,
   DEVICES,
-  MODEL,
   desired,
   device,
   getDevice,
+  MODEL,
   reported,
   type Status,
   startMapper,
@@ -209,15 +209,22 @@ t('an edit through the API goes to the mapper first, is stored, and comes back a
 });
 
 t('PUT of the whole device in YAML (keadm ctl edit) is applied through the mapper', async () => {
-  const d = await getDevice(agent.url, 'thermometer');
-  d.spec.properties![0]!.reportCycle = 300_000_000;
-  const r = await api<{ metadata: { generation: number } }>(
-    agent.url,
-    'PUT',
-    `/devices/default/thermometer`,
-    stringify(d),
-    'application/yaml',
-  );
+  // The PUT carries the resourceVersion it read; a report from the mapper in between bumps it and
+  // the PUT answers 409, so read again and retry as a client's RetryOnConflict does.
+  const put = async () => {
+    const device = await getDevice(agent.url, 'thermometer');
+    device.spec.properties![0]!.reportCycle = 300_000_000;
+    const res = await api<{ metadata: { generation: number } }>(
+      agent.url,
+      'PUT',
+      `/devices/default/thermometer`,
+      stringify(device),
+      'application/yaml',
+    );
+    return { d: device, r: res };
+  };
+  let { d, r } = await put();
+  for (let i = 0; i < 10 && r.status === 409; i++) ({ d, r } = await put());
   assert.is(r.status, 200, JSON.stringify(r.body));
   assert.is(r.body.metadata.generation, (d.metadata.generation ?? 1) + 1);
   assert.is(vm.devices.get('default/thermometer')!.device.spec.properties![0]!.reportCycle, 300_000_000);

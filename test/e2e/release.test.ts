@@ -135,7 +135,14 @@ if (missing.length > 0) {
         );
       });
     const get = async <T>(path: string, accept = 'application/json') => {
-      const res = await fetch(outpost!.url + path, { headers: { accept } });
+      let res: Response;
+      try {
+        res = await fetch(outpost!.url + path, { headers: { accept } });
+      } catch (e) {
+        // undici says only "fetch failed": name the cause and what the agent logged.
+        const cause = (e as Error & { cause?: Error }).cause?.message ?? '';
+        throw new Error(`GET ${path}: ${(e as Error).message} (${cause}); outpost log:\n${outpost!.logs()}`);
+      }
       return { status: res.status, body: (await res.json()) as T };
     };
     const pods = async () => (await get<{ items: Pod[] }>('/api/v1/pods')).body.items;
@@ -269,13 +276,26 @@ if (missing.length > 0) {
       mapper.stderr!.on('data', (d) => {
         logs += d;
       });
+      // An emulated agent under a loaded machine can miss a poll while the mapper registers: an
+      // error counts as "not yet", and the last one is shown if the deadline passes.
+      let lastError = '';
       const twin = await waitFor(async () => {
-        const d = (await devices())[0];
+        const d = await devices().then(
+          (items) => items[0],
+          (e: Error) => {
+            lastError = e.message;
+            return undefined;
+          },
+        );
         const t = d?.status?.twins?.find((x) => x.propertyName === 'temperature');
         return d?.status?.state === 'ok' && t?.reported?.value ? t.reported.value : undefined;
       }, WAIT_MS);
       mapper.kill('SIGKILL');
-      assert.is(twin, '18', `the mapper reported the device's ambient temperature; mapper log:\n${logs}`);
+      assert.is(
+        twin,
+        '18',
+        `the mapper reported the device's ambient temperature; last error: ${lastError}; mapper log:\n${logs}`,
+      );
       const table = await get<{ rows: { cells: unknown[] }[] }>(
         '/apis/devices.kubeedge.io/v1beta1/devices',
         'application/json;as=Table;v=v1;g=meta.k8s.io',
