@@ -38,6 +38,8 @@ export class DeviceReconciler {
   #running: Promise<void> | undefined;
   #again = false;
   #stopped = false;
+  /** The unreachable mappers' periodic test, while it runs. */
+  #retrying: Promise<void> | undefined;
 
   constructor(opts: ReconcilerOptions) {
     this.#o = opts;
@@ -89,15 +91,28 @@ export class DeviceReconciler {
 
   /** Resolves when no pass is running (for tests and shutdown). */
   async idle(): Promise<void> {
-    while (this.#running) await this.#running;
+    while (this.#running || this.#retrying) {
+      await this.#running;
+      await this.#retrying;
+    }
   }
 
   #arm(): void {
-    this.#timer = this.#clock.setTimeout(async () => {
+    this.#timer = this.#clock.setTimeout(() => {
       if (this.#stopped) return;
-      for (const m of this.#o.registry.list()) if (m.state === 'Unreachable') await this.#o.registry.test(m);
-      this.kick();
-      this.#arm();
+      // Tracked like a pass: a stop waits for it (idle()), so no mapper test records its outcome
+      // in a metabase the agent has closed meanwhile (an uncaught error that ended the process).
+      this.#retrying = (async () => {
+        for (const m of this.#o.registry.list()) {
+          if (this.#stopped) return;
+          if (m.state === 'Unreachable') await this.#o.registry.test(m);
+        }
+        if (this.#stopped) return;
+        this.kick();
+        this.#arm();
+      })().finally(() => {
+        this.#retrying = undefined;
+      });
     }, this.#o.retryMs ?? 10_000);
   }
 
