@@ -29,8 +29,11 @@ export class Gate {
   }
 }
 
-/** A token bucket per client: `rate` requests a second, bursts up to `burst`. */
-export class RateLimiter {
+/**
+ * Token buckets by key: `rate` tokens a second, up to `burst`; what the rate limiter and the
+ * failed-authentication throttle share. Memory stays bounded under a flood of keys.
+ */
+class TokenBuckets {
   readonly #buckets = new Map<string, { tokens: number; at: number }>();
 
   constructor(
@@ -39,22 +42,51 @@ export class RateLimiter {
     private readonly now: () => number,
   ) {}
 
-  /** Spends one token of `client`, or throws 429 with the seconds until the next one. */
-  take(client: string): void {
+  /** The tokens `key` has now (a full bucket for a key never seen). */
+  tokens(key: string): number {
     const now = this.now();
-    const b = this.#buckets.get(client) ?? { tokens: this.burst, at: now };
+    const b = this.#buckets.get(key);
+    if (!b) return this.burst;
     b.tokens = Math.min(this.burst, b.tokens + ((now - b.at) / 1000) * this.rate);
     b.at = now;
-    if (b.tokens < 1) {
-      this.#buckets.set(client, b);
+    return b.tokens;
+  }
+
+  /** Spends one token of `key` (never below zero); a bucket full again is forgotten. */
+  spend(key: string): void {
+    const tokens = Math.max(0, this.tokens(key) - 1);
+    if (tokens >= this.burst) this.#buckets.delete(key);
+    else this.#buckets.set(key, { tokens, at: this.now() });
+    if (this.#buckets.size > 10_000) this.#buckets.clear();
+  }
+
+  /** Whole seconds until `key` has a token again (Retry-After). */
+  retryAfter(key: string): number {
+    return Math.ceil((1 - this.tokens(key)) / this.rate);
+  }
+}
+
+/** A token bucket per client: `rate` requests a second, bursts up to `burst`. */
+export class RateLimiter {
+  readonly #buckets: TokenBuckets;
+
+  constructor(
+    readonly rate: number,
+    readonly burst: number,
+    now: () => number,
+  ) {
+    this.#buckets = new TokenBuckets(rate, burst, now);
+  }
+
+  /** Spends one token of `client`, or throws 429 with the seconds until the next one. */
+  take(client: string): void {
+    if (this.#buckets.tokens(client) < 1) {
       throw tooManyRequests(
         `rate limit of ${this.rate} requests/s exceeded for ${client}`,
-        Math.ceil((1 - b.tokens) / this.rate),
+        this.#buckets.retryAfter(client),
       );
     }
-    b.tokens -= 1;
-    this.#buckets.set(client, b);
-    if (this.#buckets.size > 10_000) this.#buckets.clear(); // bounded memory under a flood of sources
+    this.#buckets.spend(client);
   }
 }
 
@@ -64,39 +96,28 @@ export class RateLimiter {
  * with Retry-After (as the API server's and kubelet's fronts answer floods). Loopback included.
  */
 export class AuthThrottle {
-  readonly #buckets = new Map<string, { tokens: number; at: number }>();
+  readonly #buckets: TokenBuckets;
 
   constructor(
     readonly rate: number,
     readonly burst: number,
-    private readonly now: () => number,
-  ) {}
-
-  #bucket(source: string) {
-    const now = this.now();
-    const b = this.#buckets.get(source) ?? { tokens: this.burst, at: now };
-    b.tokens = Math.min(this.burst, b.tokens + ((now - b.at) / 1000) * this.rate);
-    b.at = now;
-    return b;
+    now: () => number,
+  ) {
+    this.#buckets = new TokenBuckets(rate, burst, now);
   }
 
   /** Throws 429 while `source` has no attempt left. */
   check(source: string): void {
-    const b = this.#bucket(source);
-    if (b.tokens < 1)
+    if (this.#buckets.tokens(source) < 1)
       throw tooManyRequests(
         `too many failed authentication attempts from ${source}; try again later`,
-        Math.ceil((1 - b.tokens) / this.rate),
+        this.#buckets.retryAfter(source),
       );
   }
 
   /** Counts a failed attempt of `source`. */
   failed(source: string): void {
-    const b = this.#bucket(source);
-    b.tokens = Math.max(0, b.tokens - 1);
-    if (b.tokens >= this.burst) this.#buckets.delete(source);
-    else this.#buckets.set(source, b);
-    if (this.#buckets.size > 10_000) this.#buckets.clear(); // bounded memory under a flood of sources
+    this.#buckets.spend(source);
   }
 }
 

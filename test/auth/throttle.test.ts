@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createToken } from '#lib/auth/tokens.ts';
-import { AuthThrottle } from '#lib/http/limits.ts';
+import { AuthThrottle, RateLimiter } from '#lib/http/limits.ts';
 import { startTestAgent } from '../helpers/agent.ts';
 
 test('AuthThrottle: 10 failures, then one attempt a second', () => {
@@ -24,6 +24,24 @@ test('AuthThrottle: 10 failures, then one attempt a second', () => {
   t.check('10.0.0.2'); // another source is not affected
   now += 1000;
   t.check('10.0.0.1');
+});
+
+test('RateLimiter (the same token buckets): a burst, then `rate` a second, per client', () => {
+  let now = 0;
+  const r = new RateLimiter(2, 4, () => now);
+  for (let i = 0; i < 4; i++) r.take('a');
+  assert.throws(
+    () => r.take('a'),
+    (e: { code: number; details: { retryAfterSeconds: number } }) =>
+      e.code === 429 && e.details.retryAfterSeconds === 1,
+  );
+  r.take('b'); // another client has its own bucket
+  now += 500; // one token back at 2/s
+  r.take('a');
+  assert.throws(() => r.take('a'));
+  now += 10_000; // never more than the burst
+  for (let i = 0; i < 4; i++) r.take('a');
+  assert.throws(() => r.take('a'));
 });
 
 test('wrong tokens from loopback get 429 with Retry-After after 10 failures; others still pass', async () => {
