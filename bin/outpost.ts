@@ -76,6 +76,12 @@ program
   .option('--tls-cert <file>', 'serve HTTPS with this certificate (PEM)')
   .option('--tls-key <file>', 'the certificate’s private key (PEM)')
   .option('--client-ca <file>', 'accept client certificates signed by this CA (CN = user, O = role)')
+  .addOption(
+    new Option(
+      '--anonymous-role <role>',
+      'TCP callers without credentials: viewer (read non-secret objects; default), none (401), admin (INSECURE: everything)',
+    ).choices(['viewer', 'none', 'admin']),
+  )
   .option('--insecure-allow-unauthenticated', 'allow a non-loopback --listen without authentication')
   .option('--rate-limit <n>', 'requests per second per LAN client, loopback exempt (default 50, 0 = off)')
   .option('--max-body-bytes <n>', 'largest request body (default 1048576)')

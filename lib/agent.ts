@@ -3,8 +3,14 @@ import { join } from 'node:path';
 import { lockDataDir } from '#db/lock.ts';
 import { type Metabase, openMetabase } from '#db/open.ts';
 import { openCheckedMetabase } from '#db/recover.ts';
-import { type AdminCredential, ensureAdminCredential, writeAdminKubeconfig } from '#lib/auth/admin.ts';
+import {
+  type AdminCredential,
+  adminKubeconfigPath,
+  ensureAdminCredential,
+  writeAdminKubeconfig,
+} from '#lib/auth/admin.ts';
 import { loadSecurity } from '#lib/auth/load.ts';
+import { ensureServingPki, type ServingPki, servingNames } from '#lib/auth/pki.ts';
 import type { CloudContext } from '#lib/cloud/context.ts';
 import type { NodeAgent } from '#lib/cloud/node-agent.ts';
 import { cloudPodsModule, enableOutbox } from '#lib/cloud/pods-module.ts';
@@ -40,7 +46,10 @@ import { listen, listenLocal, type RunningServer } from './server.ts';
 import { OUTPOST_VERSION } from './version.ts';
 
 export interface Agent {
+  /** http://, or https:// with --tls-cert. */
   url: string;
+  /** https:// on the same port as `url`, with the data directory's serving certificate. */
+  secureUrl: string | undefined;
   store: Store;
   metabase: Metabase;
   supervisor: Supervisor;
@@ -137,6 +146,21 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
     );
   }
   security.auth.admin = admin.hash;
+  security.auth.adminKubeconfig =
+    config.dataDir === ':memory:' ? undefined : adminKubeconfigPath(config.dataDir);
+  // Without --tls-cert, the data directory's own CA and serving certificate: HTTPS on the same
+  // port as HTTP, so the admin kubeconfig's token travels over TLS (kubectl sends it no other way).
+  let pki: ServingPki | undefined;
+  if (!security.tls) {
+    try {
+      pki = ensureServingPki(config.dataDir, servingNames(host, config.nodeIp), now());
+    } catch (err) {
+      log.warn(
+        { err },
+        'no serving certificate could be made in the data directory: plain HTTP only (admin work through the unix socket or the admin token)',
+      );
+    }
+  }
   const store = createStore(metabase, { host: config.nodeName, now });
   // Before any module writes: from now on every status and event also goes to the cloud outbox.
   if (cloud) enableOutbox(cloud, store);
@@ -226,7 +250,9 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
   const app = createApp(deps); // outside the try: a failure here is a bug, not a listen failure
   let server: RunningServer;
   try {
-    server = await listen(app, host, port, security.tls);
+    server = pki
+      ? await listen(app, host, port, pki, { sniff: true })
+      : await listen(app, host, port, security.tls);
   } catch (e) {
     metabase.close();
     lock?.release();
@@ -236,7 +262,12 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
   // The admin kubeconfig names the address the API answers on; local admin work also goes
   // through the root-only unix socket beside the metabase.
   try {
-    writeAdminKubeconfig(config.dataDir, adminServer(server.url), admin.token);
+    writeAdminKubeconfig(
+      config.dataDir,
+      adminServer(server.secureUrl ?? server.url),
+      admin.token,
+      pki?.caPem,
+    );
   } catch (err) {
     // A full disk at start must not stop the agent (reads and recovery go on): the kubeconfig of
     // an earlier start stays, with the token that still authenticates.
@@ -559,6 +590,7 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
   );
   return {
     url: server.url,
+    secureUrl: server.secureUrl,
     store,
     metabase,
     supervisor,

@@ -77,6 +77,11 @@ export const serveConfig = z.object({
   tlsKey: z.string().min(1).optional(),
   /** Verify client certificates against this CA (CN = user, O = role). Needs TLS. */
   clientCa: z.string().min(1).optional(),
+  /**
+   * What a TCP caller without credentials may do: `viewer` reads non-secret objects (default without
+   * --tokens-file/--client-ca), `none` gets 401 (default with them), `admin` is everything (insecure).
+   */
+  anonymousRole: z.enum(['viewer', 'admin', 'none']).optional(),
   /** Listen beyond loopback with no authentication (loudly warned about). */
   insecureAllowUnauthenticated: booleanFlag,
   /** Requests a second per LAN client (loopback is exempt); 0 disables. */

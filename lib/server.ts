@@ -1,8 +1,9 @@
 import { chmodSync, rmSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
-import { createAdaptorServer, type ServerType, serve } from '@hono/node-server';
+import { type AddressInfo, createServer as createNetServer, type Server as NetServer } from 'node:net';
+import { createSecureContext, TLSSocket } from 'node:tls';
+import { createAdaptorServer, type ServerType } from '@hono/node-server';
 import type { Env, Hono } from 'hono';
 import type { TlsFiles } from '#lib/auth/load.ts';
 import { localSockets } from '#lib/auth/local.ts';
@@ -10,6 +11,8 @@ import { handleUpgrades } from '#lib/exec/ws-node.ts';
 
 export interface RunningServer {
   url: string;
+  /** The HTTPS URL of a server that answers both on one port (`listen`'s `sniff`). */
+  secureUrl?: string | undefined;
   server: ServerType;
   /** Swaps the TLS certificate for new connections (a renewed serving certificate). */
   setTls(tls: TlsFiles): void;
@@ -17,65 +20,123 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-/** Serves the app on host:port (port 0 picks a free one) and resolves once listening. */
+/** The first byte of a TLS connection: a handshake record (RFC 8446 5.1, ContentType 22). */
+const TLS_HANDSHAKE = 0x16;
+
+/**
+ * Serves the app on host:port (port 0 picks a free one) and resolves once listening: plain HTTP,
+ * HTTPS with `tls`, or both on the same port with `sniff` (each connection's first byte says
+ * which, as a TLS handshake starts with 0x16 and an HTTP request with a letter).
+ */
 export function listen<E extends Env>(
   app: Hono<E>,
   host: string,
   port: number,
   tls?: TlsFiles,
+  opts: { sniff?: boolean } = {},
 ): Promise<RunningServer> {
   return new Promise((resolve, reject) => {
     // Client certificates are asked for but not required: a caller may use a bearer token instead,
     // and an unverified certificate simply authenticates no one (lib/auth/authenticate.ts).
-    const tlsOptions = tls && {
-      createServer: createHttpsServer,
-      serverOptions: {
-        cert: tls.cert,
-        key: tls.key,
-        ...(tls.ca ? { ca: tls.ca, requestCert: true, rejectUnauthorized: false } : {}),
-      },
+    const serverOptions = (t: TlsFiles) => ({
+      cert: t.cert,
+      key: t.key,
+      ...(t.ca ? { ca: t.ca, requestCert: true, rejectUnauthorized: false } : {}),
+    });
+    const fetch = app.fetch as Parameters<typeof handleUpgrades>[1];
+    let draining = false;
+    const servers: Server[] = [];
+    const upgrades: ReturnType<typeof handleUpgrades>[] = [];
+    const adopt = (http: Server) => {
+      // Slow or stalled clients cannot hold sockets forever; long answers (watch, logs -f, exec)
+      // are not limited, only the time to send the request itself.
+      http.headersTimeout = 10_000;
+      http.requestTimeout = 60_000;
+      http.keepAliveTimeout = 5_000;
+      http.maxHeadersCount = 100;
+      // While shutting down, answers say `Connection: close`, so no client sends another request
+      // on a connection that is about to close.
+      http.on('request', (_req, res) => {
+        if (draining) res.shouldKeepAlive = false;
+      });
+      // Upgrade requests (exec's WebSocket and SPDY) go through the app too.
+      upgrades.push(handleUpgrades(http, fetch));
+      servers.push(http);
+      return http;
     };
-    const server = serve({ fetch: app.fetch, hostname: host, port, ...tlsOptions }, (info: AddressInfo) => {
+    // Both on one port: one HTTP server, TLS connections decrypted in front of it (the same code
+    // path on Node, Deno and Bun; Bun's https.Server takes no handed-over socket).
+    const sniff = !!tls && !!opts.sniff;
+    const secure =
+      tls &&
+      !sniff &&
+      (createAdaptorServer({
+        fetch: app.fetch,
+        createServer: createHttpsServer,
+        serverOptions: serverOptions(tls),
+      }) as Server);
+    const plain = (!tls || sniff) && (createAdaptorServer({ fetch: app.fetch }) as Server);
+    if (secure) adopt(secure);
+    if (plain) adopt(plain);
+    let context = sniff && tls ? createSecureContext(serverOptions(tls)) : undefined;
+    // One listener: the server itself when it speaks one protocol, a byte sniffer in front of it.
+    const listener: NetServer =
+      context && plain
+        ? createNetServer((socket) => {
+            // Nothing sent within the header timeout: gone, as an idle HTTP connection would be.
+            socket.setTimeout(10_000, () => socket.destroy());
+            socket.on('error', () => socket.destroy());
+            socket.once('data', (first: Buffer) => {
+              socket.setTimeout(0);
+              socket.pause();
+              socket.unshift(first); // read again by the TLS layer or the HTTP parser
+              if (first[0] === TLS_HANDSHAKE) {
+                const secured = new TLSSocket(socket, { isServer: true, secureContext: context });
+                secured.on('error', () => secured.destroy());
+                plain.emit('connection', secured);
+              } else {
+                plain.emit('connection', socket);
+                socket.resume(); // paused above; the HTTP parser reads by 'data'
+              }
+            });
+          })
+        : ((secure || plain) as Server);
+    listener.once('error', reject);
+    listener.listen(port, host, () => {
+      const info = listener.address() as AddressInfo;
+      // The inner servers never listen themselves: 'listening' starts their connection tracking
+      // (idle closing) and the header and request timeouts.
+      if (sniff) for (const s of servers) s.emit('listening');
       const h = info.family === 'IPv6' ? `[${info.address}]` : info.address;
       resolve({
-        url: `${tls ? 'https' : 'http'}://${h}:${info.port}`,
-        server,
-        setTls: (next) =>
-          (server as unknown as { setSecureContext(o: object): void }).setSecureContext({
-            cert: next.cert,
-            key: next.key,
-            ...(next.ca ? { ca: next.ca } : {}),
-          }),
+        url: `${plain ? 'http' : 'https'}://${h}:${info.port}`,
+        secureUrl: sniff ? `https://${h}:${info.port}` : undefined,
+        server: (secure || plain) as ServerType,
+        setTls: (next) => {
+          if (sniff) context = createSecureContext(serverOptions(next));
+          else
+            (secure as unknown as { setSecureContext(o: object): void } | undefined)?.setSecureContext(
+              serverOptions(next),
+            );
+        },
         close: () =>
           new Promise<void>((done) => {
             draining = true;
-            upgrades.closeAll('the server is shutting down');
+            for (const u of upgrades) u.closeAll('the server is shutting down');
             // Keep-alive connections go idle as their last answer ends: close them as they do,
             // instead of waiting out the keep-alive timeout.
-            const sweep = setInterval(() => http.closeIdleConnections(), 50);
-            server.close(() => {
+            const sweep = setInterval(() => {
+              for (const s of servers) s.closeIdleConnections();
+            }, 50);
+            listener.close(() => {
               clearInterval(sweep);
+              // The inner servers stop their timers (they never listened: the callback's error is expected).
+              for (const s of servers) if (s !== listener) s.close(() => {});
               done();
             });
           }),
       });
     });
-    const http = server as Server;
-    // Slow or stalled clients cannot hold sockets forever; long answers (watch, logs -f, exec)
-    // are not limited, only the time to send the request itself.
-    http.headersTimeout = 10_000;
-    http.requestTimeout = 60_000;
-    http.keepAliveTimeout = 5_000;
-    http.maxHeadersCount = 100;
-    // While shutting down, answers say `Connection: close`, so no client sends another request
-    // on a connection that is about to close.
-    let draining = false;
-    http.on('request', (_req, res) => {
-      if (draining) res.shouldKeepAlive = false;
-    });
-    // Upgrade requests (exec's WebSocket and SPDY) go through the app too.
-    const upgrades = handleUpgrades(http, app.fetch as Parameters<typeof handleUpgrades>[1]);
-    server.once('error', reject);
   });
 }
 

@@ -37,7 +37,10 @@ test('the cloud link settings for fleets: lease duration and status report frequ
   const defaults = resolveServeConfig({}, {});
   assert.is(defaults.nodeLeaseDuration, 40_000);
   assert.is(defaults.nodeStatusReportFrequency, 300_000);
-  const cfg = resolveServeConfig({ nodeLeaseDuration: '2m' }, { OUTPOST_NODE_STATUS_REPORT_FREQUENCY: '10m' });
+  const cfg = resolveServeConfig(
+    { nodeLeaseDuration: '2m' },
+    { OUTPOST_NODE_STATUS_REPORT_FREQUENCY: '10m' },
+  );
   assert.is(cfg.nodeLeaseDuration, 120_000);
   assert.is(cfg.nodeStatusReportFrequency, 600_000);
   assert.throws(() => resolveServeConfig({ nodeLeaseDuration: '1s' }, {}), /--node-lease-duration/);

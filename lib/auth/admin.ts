@@ -42,19 +42,23 @@ export function ensureAdminCredential(dataDir: string): AdminCredential {
   return { tokensFile: tokens, token, hash: hashToken(token) };
 }
 
-/** Writes the admin kubeconfig (mode 0600) for the server the agent listens on. */
-export function writeAdminKubeconfig(dataDir: string, server: string, token: string): void {
+/**
+ * Writes the admin kubeconfig (mode 0600) for the server the agent listens on; an https server's
+ * CA goes in with it, so kubectl verifies the server and sends the token (it does over TLS only).
+ */
+export function writeAdminKubeconfig(dataDir: string, server: string, token: string, caPem?: string): void {
   if (dataDir === ':memory:') return;
-  writeKubeconfig(adminKubeconfigPath(dataDir), server, token);
+  writeKubeconfig(adminKubeconfigPath(dataDir), server, token, caPem);
 }
 
-function writeKubeconfig(path: string, server: string, token: string): void {
+function writeKubeconfig(path: string, server: string, token: string, caPem?: string): void {
+  const ca = caPem ? `\n      certificate-authority-data: ${Buffer.from(caPem).toString('base64')}` : '';
   const text = `apiVersion: v1
 kind: Config
 clusters:
   - name: outpost
     cluster:
-      server: ${server}
+      server: ${server}${ca}
 users:
   - name: admin
     user:

@@ -1,7 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { TLSSocket } from 'node:tls';
 import { forbidden, unauthorized } from '#lib/kube/status.ts';
-import { requiredRole } from './policy.ts';
+import { anonymousMay, requiredRole } from './policy.ts';
 import { allows, isRole, type Principal, type Role } from './roles.ts';
 import { hashToken, type TokenTable } from './tokens.ts';
 
@@ -14,6 +14,8 @@ export interface AuthConfig {
   admin?: string | undefined;
   /** The role of a TCP caller without credentials; none: 401. */
   anonymous?: Role | undefined;
+  /** Where the admin kubeconfig is, named in the 403 a caller without credentials gets. */
+  adminKubeconfig?: string | undefined;
 }
 
 export const authConfigured = (a: AuthConfig): boolean => !!a.tokens || !!a.clientCerts || !!a.admin;
@@ -79,6 +81,15 @@ export function authorize(
   }
   if (need === 'public') return who;
   if (!who) throw unauthorized();
+  // Without credentials, a viewer reads objects only: no logs (they carry what programs print).
+  if (who.via === 'anonymous' && who.role !== 'admin' && !anonymousMay(method, path)) {
+    const how = auth.adminKubeconfig
+      ? `use the admin kubeconfig (kubectl --kubeconfig ${auth.adminKubeconfig}, over https) or its token`
+      : 'authenticate with a token or a client certificate';
+    throw forbidden(
+      `User "${who.user}" cannot ${method} ${path}: callers without credentials may only read non-secret objects; ${how}`,
+    );
+  }
   if (!allows(who.role, need)) {
     throw forbidden(`User "${who.user}" (role ${who.role}) cannot ${method} ${path}: it needs role ${need}`);
   }

@@ -11,8 +11,8 @@ export interface TlsFiles {
   ca?: Buffer | undefined;
 }
 
-/** What a caller without credentials may do when no authentication is configured. */
-export const ANONYMOUS_ROLE: Role = 'admin';
+/** What a TCP caller without credentials may do when no authentication is configured. */
+export const ANONYMOUS_ROLE: Role = 'viewer';
 
 const read = (flag: string, file: string): Buffer => {
   try {
@@ -49,24 +49,32 @@ export function loadSecurity(
         }
       : undefined;
   const explicit = !!tokens || !!tls?.ca;
-  // Without configured authentication, callers without credentials keep the role they had
-  // (ANONYMOUS_ROLE); with it, they get a 401.
-  const auth: AuthConfig = {
-    tokens,
-    clientCerts: !!tls?.ca,
-    anonymous: explicit ? undefined : ANONYMOUS_ROLE,
-  };
-  if (!explicit && !isLoopbackHost(host)) {
+  // Callers without credentials read non-secret objects (ANONYMOUS_ROLE) unless tokens or client
+  // certificates are configured (then a 401); --anonymous-role says otherwise.
+  const anonymous: Role | undefined =
+    config.anonymousRole === 'none'
+      ? undefined
+      : (config.anonymousRole ?? (explicit ? undefined : ANONYMOUS_ROLE));
+  const auth: AuthConfig = { tokens, clientCerts: !!tls?.ca, anonymous };
+  if (anonymous && !isLoopbackHost(host)) {
     if (!config.insecureAllowUnauthenticated) {
       tokens?.close();
       throw new ConfigError(
-        `--listen ${config.listen} is reachable beyond this machine but no authentication is configured: ` +
-          'give --tokens-file (see `outpost token create`) or --client-ca, or --insecure-allow-unauthenticated to accept the risk',
+        `--listen ${config.listen} is reachable beyond this machine and callers without credentials would be ${anonymous}s: ` +
+          'give --tokens-file (see `outpost token create`), --client-ca or --anonymous-role none, or --insecure-allow-unauthenticated to accept the risk',
       );
     }
     log.warn(
-      { listen: config.listen },
-      'INSECURE: serving without authentication beyond loopback; anyone who reaches this port can exec into every container',
+      { listen: config.listen, anonymousRole: anonymous },
+      anonymous === 'admin'
+        ? 'INSECURE: callers without credentials are admins beyond loopback; anyone who reaches this port can exec into every container'
+        : 'INSECURE: callers without credentials beyond loopback read every pod, ConfigMap and device',
+    );
+  }
+  if (anonymous === 'admin' && isLoopbackHost(host)) {
+    log.warn(
+      { listen: config.listen, anonymousRole: anonymous },
+      'INSECURE: --anonymous-role admin: every local process, any pod in the host network included, can exec into every container',
     );
   }
   if (!tls && explicit && !isLoopbackHost(host)) {

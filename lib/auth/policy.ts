@@ -30,3 +30,17 @@ export function requiredRole(method: string, path: string): Requirement {
   if ((method === 'PUT' || method === 'PATCH') && /\/devices\/[^/]+$/.test(p)) return 'operator';
   return 'admin';
 }
+
+/** Logs: read by viewers with a credential, never without one (programs print secrets). */
+const LOGS = /^\/(api\/v1\/namespaces\/[^/]+\/pods\/[^/]+\/log|pods\/[^/]+\/[^/]+\/logs)$/;
+
+/**
+ * What a caller without credentials may do with the anonymous role `viewer`: get, list and watch
+ * what a viewer reads, except logs. Writes, exec, Secrets and the audit trail need a credential.
+ */
+export function anonymousMay(method: string, path: string): boolean {
+  const p = path.length > 1 ? path.replace(/\/+$/, '') : path;
+  const need = requiredRole(method, p);
+  if (need === 'public') return true;
+  return (method === 'GET' || method === 'HEAD') && need === 'viewer' && !LOGS.test(p);
+}

@@ -76,16 +76,22 @@ function fromKubeconfig(path: string): ConnectionFlags & { ca?: Buffer; cert?: B
 export function resolveConnection(f: ConnectionFlags, env: NodeJS.ProcessEnv = process.env): Connection {
   const kubeconfigPath = f.kubeconfig ?? (f.server ? undefined : env.OUTPOST_KUBECONFIG);
   let kc = kubeconfigPath ? fromKubeconfig(kubeconfigPath) : {};
+  let server = f.server;
   // Nothing says who to be: the admin kubeconfig Outpost wrote in its data directory, when this
-  // user can read it (root-only) and it is for the same server.
+  // user can read it (root-only) and it is for the same server. Its https:// URL wins over an
+  // http:// one for the same port (the same server: HTTPS and HTTP share it), so the token is
+  // never sent in clear text.
   if (!kubeconfigPath && !f.token && !f.clientCertificate) {
     const admin = readableAdmin(join(env.OUTPOST_DATA_DIR || './data', 'auth', 'admin.kubeconfig'));
-    if (admin && (!f.server || sameServer(f.server, admin.server))) kc = admin;
+    if (admin && (!f.server || sameServer(f.server, admin.server))) {
+      kc = admin;
+      server = admin.server ?? server;
+    }
   }
   const ca = file('--certificate-authority', f.certificateAuthority) ?? kc.ca;
   const cert = file('--client-certificate', f.clientCertificate) ?? kc.cert;
   const key = file('--client-key', f.clientKey) ?? kc.key;
-  const server = f.server ?? kc.server ?? DEFAULT_SERVER;
+  server ??= kc.server ?? DEFAULT_SERVER;
   if (!URL.canParse(server) || !/^https?:$/.test(new URL(server).protocol)) {
     // commander fills f.server from OUTPOST_SERVER when the flag is absent.
     const from =
@@ -115,9 +121,12 @@ function readableAdmin(path: string): ReturnType<typeof fromKubeconfig> | undefi
   }
 }
 
+/** The same host and port, whatever the scheme (Outpost answers HTTP and HTTPS on one port). */
 const sameServer = (a: string, b: string | undefined): boolean => {
   try {
-    return !!b && new URL(a).origin === new URL(b).origin;
+    const port = (u: URL) => u.port || (u.protocol === 'https:' ? '443' : '80');
+    const [x, y] = [new URL(a), new URL(b ?? '')];
+    return x.hostname === y.hostname && port(x) === port(y);
   } catch {
     return false;
   }

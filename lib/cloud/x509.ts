@@ -102,12 +102,17 @@ function extensions(alt: AltNames, usages: Usage[], ca = false): Buffer[] {
   const ext = (id: string, value: Buffer, critical = false) =>
     seq(oid(id), ...(critical ? [bool(true)] : []), octets(value));
   const out = [
-    // digitalSignature (bit 0) and keyEncipherment (bit 2): 0b101 followed by five unused bits.
-    ext(OID.keyUsage, bits(Buffer.of(0xa0), 5), true),
-    ext(
-      OID.extKeyUsage,
-      seq(...usages.map((u) => oid(u === 'server auth' ? OID.serverAuth : OID.clientAuth))),
-    ),
+    // A CA: digitalSignature (bit 0), keyCertSign (5) and cRLSign (6), one unused bit (Go refuses
+    // a signer without keyCertSign). Otherwise digitalSignature and keyEncipherment (bit 2).
+    ext(OID.keyUsage, ca ? bits(Buffer.of(0x86), 1) : bits(Buffer.of(0xa0), 5), true),
+    ...(usages.length
+      ? [
+          ext(
+            OID.extKeyUsage,
+            seq(...usages.map((u) => oid(u === 'server auth' ? OID.serverAuth : OID.clientAuth))),
+          ),
+        ]
+      : []),
     ext(OID.basicConstraints, seq(...(ca ? [bool(true)] : [])), true),
   ];
   if (sans.length) out.push(ext(OID.subjectAltName, seq(...sans)));
@@ -148,18 +153,33 @@ export function selfSignedCertificate(
   usages: Usage[],
   opts: { now?: number; days?: number } = {},
 ): string {
+  return issueCertificate(key, subject, alt, usages, opts);
+}
+
+/**
+ * A certificate (PEM) for `key`, valid from an hour ago for `days`: signed by `issuer` (a CA made
+ * with `ca: true`), or self-signed without one.
+ */
+export function issueCertificate(
+  key: KeyObject,
+  subject: Subject,
+  alt: AltNames,
+  usages: Usage[],
+  opts: { now?: number; days?: number; ca?: boolean; issuer?: { key: KeyObject; subject: Subject } } = {},
+): string {
   const now = opts.now ?? Date.now();
+  const issuer = opts.issuer ?? { key, subject };
   const serial = randomBytes(16);
   serial[0]! &= 0x7f;
   const tbs = seq(
     tlv(0xa0, int(Buffer.of(2))),
     int(serial),
     ALGORITHM,
-    name(subject),
+    name(issuer.subject),
     seq(time(new Date(now - 3_600_000)), time(new Date(now + (opts.days ?? 365) * 86_400_000))),
     name(subject),
     spki(key),
-    tlv(0xa3, seq(...extensions(alt, usages))),
+    tlv(0xa3, seq(...extensions(alt, usages, opts.ca))),
   );
-  return pem('CERTIFICATE', signed(tbs, key));
+  return pem('CERTIFICATE', signed(tbs, issuer.key));
 }

@@ -74,6 +74,12 @@ export function dashboard(c: AppContext) {
               <button type="submit">Sign out</button>
             </form>
           ) : null}
+          {/* Without credentials the page only reads: logs, restarts and edits need a sign-in. */}
+          {who.via === 'anonymous' && !admin ? (
+            <a href="/ui/login" style="margin-left:.5rem">
+              Sign in
+            </a>
+          ) : null}
         </span>
       </header>
       <main data-role={who.role}>
@@ -156,8 +162,9 @@ export function loginPage(error?: string) {
         <section>
           <h2>Sign in to Outpost</h2>
           <p class="muted">
-            Paste a token made with <code>outpost token create</code>. It is kept in a cookie for this site
-            only.
+            Paste a token made with <code>outpost token create</code>, or the node's admin token (the{' '}
+            <code>token:</code> line of <code>DATA_DIR/auth/admin.kubeconfig</code>). It is kept in a cookie
+            for this site only.
           </p>
           <form method="post" action="/ui/login" style="display:flex;flex-direction:column;gap:.6rem">
             <input

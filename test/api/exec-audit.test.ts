@@ -8,11 +8,11 @@ test('POST /pods/{ns}/{name}/exec with a JSON body is audited with its command',
   try {
     const res = await fetch(`${agent.url}/pods/default/web/exec`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', ...agent.admin },
       body: JSON.stringify({ command: ['sh', '-c', 'echo hi'], container: 'main' }),
     });
     assert.is(res.status, 404, 'no such pod here; refused calls are audited too');
-    const trail = (await (await fetch(`${agent.url}/audit`)).json()) as {
+    const trail = (await (await fetch(`${agent.url}/audit`, { headers: agent.admin })).json()) as {
       items: { path: string; detail: unknown; code: number }[];
     };
     const entry = trail.items.find((i) => i.path === '/pods/default/web/exec');

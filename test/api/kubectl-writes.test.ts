@@ -236,7 +236,8 @@ for (const minor of [27, 28, 29, 30, 31, 32, 33]) {
   t(`kubectl 1.${minor}: run, apply, apply --server-side, label, delete`, async () => {
     const home = mkdtempSync(join(dir, `home-${minor}-`));
     const k = (args: string[]) =>
-      run(bin, [`--server=${agent.url}`, `--cache-dir=${join(home, 'cache')}`, ...args], {
+      // As the admin: its kubeconfig, over https (kubectl sends a token over TLS only).
+      run(bin, [`--kubeconfig=${agent.kubeconfig}`, `--cache-dir=${join(home, 'cache')}`, ...args], {
         env: { ...process.env, HOME: home, KUBECONFIG: join(home, 'none') },
       });
     const name = `v${minor}`;

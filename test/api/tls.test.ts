@@ -224,7 +224,23 @@ t('a non-loopback listener without authentication refuses to start unless told t
     err = e;
   });
   assert.ok(err instanceof ConfigError);
-  assert.match((err as Error).message, 'no authentication is configured');
+  assert.match((err as Error).message, 'callers without credentials would be viewers');
+  // Callers without credentials get a 401 beyond loopback with --anonymous-role none: the admin
+  // token (over the data directory's HTTPS) is the way in.
+  const closed = await startAgent(
+    resolveServeConfig(
+      { listen: '0.0.0.0:0', dataDir: f('data-closed'), logLevel: 'silent', anonymousRole: 'none' },
+      {},
+    ),
+    silentLogger,
+    { runPods: false },
+  );
+  try {
+    const url = closed.url.replace('0.0.0.0', '127.0.0.1');
+    assert.is((await fetch(`${url}/api/v1/pods`)).status, 401);
+  } finally {
+    await closed.close();
+  }
   const allowed = resolveServeConfig(
     { listen: '0.0.0.0:0', dataDir: f('data-open'), logLevel: 'silent', insecureAllowUnauthenticated: true },
     {},

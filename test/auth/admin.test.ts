@@ -8,7 +8,7 @@ import { Pool } from 'undici';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { adminKubeconfigPath } from '#lib/auth/admin.ts';
-import { outpost, startTestAgent, type TestAgent } from '../helpers/agent.ts';
+import { kubectl, outpost, startTestAgent, type TestAgent } from '../helpers/agent.ts';
 
 const mode = (p: string) => statSync(p).mode & 0o777;
 
@@ -21,7 +21,8 @@ test('first start writes a root-only admin credential; it authenticates; a resta
     assert.is(mode(kubeconfig), 0o600);
     assert.is(mode(join(dataDir, 'auth', 'admin.tokens')), 0o600);
     const text = readFileSync(kubeconfig, 'utf8');
-    assert.match(text, `server: ${agent.url}`);
+    assert.match(text, `server: ${agent.secureUrl}`);
+    assert.match(text, 'certificate-authority-data: ');
     const token = /token: (\S+)/.exec(text)![1]!;
     assert.not.match(readFileSync(join(dataDir, 'auth', 'admin.tokens'), 'utf8'), token, 'only its hash');
 
@@ -56,7 +57,7 @@ test('first start writes a root-only admin credential; it authenticates; a resta
     agent = await startTestAgent({ dataDir });
     const again = readFileSync(kubeconfig, 'utf8');
     assert.is(/token: (\S+)/.exec(again)![1], token, 'the same credential after a restart');
-    assert.match(again, `server: ${agent.url}`);
+    assert.match(again, `server: ${agent.secureUrl}`);
   } finally {
     await agent.close();
     rmSync(dataDir, { recursive: true, force: true });
@@ -83,6 +84,73 @@ test('a start whose admin kubeconfig cannot be rewritten still serves, with the 
   } finally {
     await agent?.close();
     rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('callers without credentials read non-secret objects over http; writes, logs and Secrets need the admin kubeconfig (https)', async () => {
+  const agent = await startTestAgent();
+  try {
+    assert.ok(agent.secureUrl?.startsWith('https://'), agent.secureUrl);
+    assert.is(new URL(agent.secureUrl!).port, new URL(agent.url).port, 'one port for both');
+    // kubectl (client-go) with the admin kubeconfig: https, the data directory's CA, the token.
+    const created = await kubectl(agent.url, ['create', 'configmap', 'app', '--from-literal=a=1']);
+    assert.is(created.code, 0, created.stderr);
+    // Reads without credentials over plain http, kubectl's and curl's.
+    const read = await kubectl(agent.url, ['get', 'configmap', 'app', '-o', 'name'], { anonymous: true });
+    assert.is(read.stdout.trim(), 'configmap/app', read.stderr);
+    assert.is((await fetch(`${agent.url}/api/v1/namespaces/default/configmaps/app`)).status, 200);
+    // Anything else: 403, naming the admin kubeconfig.
+    const refused = await kubectl(agent.url, ['delete', 'configmap', 'app'], { anonymous: true });
+    assert.is(refused.code, 1);
+    assert.match(refused.stderr, 'Forbidden');
+    assert.match(refused.stderr, agent.kubeconfig);
+    for (const [method, path] of [
+      ['GET', '/api/v1/namespaces/default/secrets'],
+      ['GET', '/api/v1/namespaces/default/pods/web/log'],
+      ['POST', '/api/v1/namespaces/default/pods/web/exec?command=id'],
+      ['GET', '/audit'],
+    ] as const) {
+      const res = await fetch(agent.url + path, { method });
+      assert.is(res.status, 403, `${method} ${path}`);
+      assert.is(((await res.json()) as { reason: string }).reason, 'Forbidden');
+    }
+    assert.ok(agent.store.objects.get('ConfigMap', 'default', 'app'), 'not deleted');
+    // The dashboard reads without credentials (as a viewer) and offers the sign-in for the rest.
+    const page = await (await fetch(`${agent.url}/ui/`, { headers: { accept: 'text/html' } })).text();
+    assert.match(page, 'system:anonymous (viewer)');
+    assert.match(page, 'href="/ui/login"');
+    const signIn = await fetch(`${agent.url}/ui/login`, {
+      method: 'POST',
+      body: new URLSearchParams({ token: agent.token }),
+      redirect: 'manual',
+    });
+    assert.is(signIn.status, 303, 'the admin token signs in to the dashboard');
+    // The same token works over plain http too (curl's way), and over https with the CA.
+    const del = await fetch(`${agent.url}/api/v1/namespaces/default/configmaps/app`, {
+      method: 'DELETE',
+      headers: agent.admin,
+    });
+    assert.is(del.status, 200);
+  } finally {
+    await agent.stop();
+  }
+});
+
+test('--anonymous-role admin restores the old, insecure loopback behaviour; none answers 401', async () => {
+  const open = await startTestAgent({ flags: { anonymousRole: 'admin' } });
+  try {
+    const res = await fetch(`${open.url}/api/v1/namespaces/default/pods/ghost`, { method: 'DELETE' });
+    assert.is(res.status, 404, 'past authorization: no such pod');
+  } finally {
+    await open.stop();
+  }
+  const closed = await startTestAgent({ flags: { anonymousRole: 'none' } });
+  try {
+    assert.is((await fetch(`${closed.url}/api/v1/pods`)).status, 401);
+    assert.is((await fetch(`${closed.url}/api/v1/pods`, { headers: closed.admin })).status, 200);
+    assert.is((await fetch(`${closed.url}/readyz`)).status < 500, true, 'health stays public');
+  } finally {
+    await closed.stop();
   }
 });
 

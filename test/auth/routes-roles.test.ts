@@ -6,9 +6,9 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { METHODS } from '#lib/app.ts';
-import { requiredRole } from '#lib/auth/policy.ts';
+import { anonymousMay, requiredRole } from '#lib/auth/policy.ts';
 import { allows, ROLES } from '#lib/auth/roles.ts';
-import { createToken, TokenTable } from '#lib/auth/tokens.ts';
+import { createToken, hashToken, TokenTable } from '#lib/auth/tokens.ts';
 import { silentLogger } from '#lib/log.ts';
 import { routes } from '../../routes/_table.gen.ts';
 import { testApp } from '../helpers/app.ts';
@@ -66,6 +66,37 @@ test('every route × (no token, bad token, viewer, operator, admin) gets 401/403
     }
   }
   assert.equal(failures, []);
+});
+
+test('every route without credentials (anonymous viewer, the default): reads of non-secret objects pass, everything else is a 403', async () => {
+  const anonymous = testApp({ auth: { anonymous: 'viewer', admin: hashToken('opt_admin') } }).app;
+  const failures: string[] = [];
+  for (const { method, path } of cases) {
+    const res = await anonymous.request(path, {
+      method,
+      headers: { 'content-type': 'application/json' },
+      ...(method === 'GET' ? {} : { body: '{}' }),
+    });
+    const body = (await res.text()).slice(0, 300);
+    // Public calls (the dashboard's sign-in) pass; reads pass where anonymousMay says so.
+    const readable = anonymousMay(method, path);
+    if (readable && (res.status === 401 || res.status === 403 || res.status === 500))
+      failures.push(`${method} ${path}: got ${res.status}, want a read (${body})`);
+    if (!readable && (res.status !== 403 || !body.includes('callers without credentials may only read')))
+      failures.push(`${method} ${path}: got ${res.status}, want the anonymous 403 (${body})`);
+  }
+  assert.equal(failures, []);
+  // Logs, Secrets, exec and the audit trail are among the refused; pods, events and devices are read.
+  for (const p of [
+    '/api/v1/namespaces/default/pods/x/log',
+    '/pods/default/x/logs',
+    '/api/v1/secrets',
+    '/audit',
+  ])
+    assert.not.ok(anonymousMay('GET', p), p);
+  for (const p of ['/api/v1/pods', '/api/v1/events', '/devices', '/api/v1/namespaces/default/configmaps'])
+    assert.ok(anonymousMay('GET', p), p);
+  assert.not.ok(anonymousMay('POST', '/api/v1/namespaces/default/pods/x/exec'));
 });
 
 test.after(() => rmSync(dir, { recursive: true, force: true }));

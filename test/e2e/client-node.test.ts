@@ -31,13 +31,9 @@ if (lab) {
   const cri = new CriClient({ endpoint: lab.endpoint });
   const ns = `jsclient-${Math.random().toString(36).slice(2, 7)}`;
 
+  // The data directory's admin kubeconfig: https with its CA, and the admin token.
   const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: 'outpost', server: agent.url, skipTLSVerify: true }],
-    users: [{ name: 'anonymous' }],
-    contexts: [{ name: 'outpost', cluster: 'outpost', user: 'anonymous' }],
-    currentContext: 'outpost',
-  });
+  kc.loadFromFile(agent.kubeconfig);
   const core = kc.makeApiClient(CoreV1Api);
   const custom = kc.makeApiClient(CustomObjectsApi);
   const pod = (name: string, cmd: string) => ({

@@ -42,9 +42,7 @@ if (lab) {
     const r = await run(
       python,
       [join(import.meta.dirname, '../helpers/client-python.py'), agent.url, ns, lab.images.app],
-      {
-        timeoutMs: 600_000,
-      },
+      { timeoutMs: 600_000, env: { ...process.env, OUTPOST_TOKEN: agent.token } },
     );
     assert.is(r.code, 0, `client-python.py failed:\n${r.stderr}\n${r.stdout}`);
     const out = JSON.parse(r.stdout.trim().split('\n').at(-1)!);

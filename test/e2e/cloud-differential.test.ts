@@ -36,7 +36,7 @@ if (lab) {
 
   test.before(async () => {
     agent = await startTestAgent();
-    outpost = target('outpost', agent.url);
+    outpost = target('outpost', agent.url, undefined, agent.admin);
     kube = target('kube-apiserver', lab.server, {
       ca: readFileSync(lab.caFile),
       cert: readFileSync(join(lab.dir, 'admin.crt')),

@@ -97,7 +97,7 @@ ${extra}${volumes}`;
     );
     const logs = await waitFor(
       async () => {
-        const r = await fetch(`${agent.url}/api/v1/namespaces/${ns}/pods/web/log`);
+        const r = await fetch(`${agent.url}/api/v1/namespaces/${ns}/pods/web/log`, { headers: agent.admin });
         const t = r.ok ? await r.text() : '';
         return t.includes('token-ok') ? t : '';
       },
@@ -141,7 +141,10 @@ ${extra}${volumes}`;
     const uid = agent.store.pods.record(ns, 'web')!.uid;
     // Two restarts through the local API while offline: statuses and events pile up in the outbox.
     for (let i = 1; i <= 2; i++) {
-      const r = await fetch(`${agent.url}/api/v1/namespaces/${ns}/pods/web/restart`, { method: 'POST' });
+      const r = await fetch(`${agent.url}/api/v1/namespaces/${ns}/pods/web/restart`, {
+        method: 'POST',
+        headers: agent.admin,
+      });
       assert.is(r.status, 200, await r.text());
       assert.ok(
         await waitFor(

@@ -275,7 +275,8 @@ t('kubectl 1.27 (OpenAPI v2) and 1.33 (OpenAPI v3) edit devices too', async () =
     }
     const home = mkdtempSync(join(root, 'home-'));
     const editor = editorScript(`edit-${v}.sh`, `sed -i 's/value: "2[0-9]"$/value: "${value}"/' "$1"`);
-    const r = await run(bin(v), ['--server', agent.url, 'edit', 'device', 'thermometer'], {
+    // As the admin: the admin kubeconfig, over https.
+    const r = await run(bin(v), ['--kubeconfig', agent.kubeconfig, 'edit', 'device', 'thermometer'], {
       env: { ...process.env, HOME: home, KUBECONFIG: join(home, 'none'), KUBE_EDITOR: editor },
     });
     assert.is(r.code, 0, `${v}: ${r.stderr}`);

@@ -1,6 +1,7 @@
 // Every shell block of README.md and docs/*.md tagged `runnable` is executed as docs/writing-docs.md
 // describes: the built agent on the sample manifests (examples/manifests) and the containerd lab, on
-// its own port (every 127.0.0.1:10550 and localhost:10550 rewritten to it), the reference mapper
+// its own port (every 127.0.0.1:10550 and localhost:10550 rewritten to it, every ./data/ to its
+// data directory, where the admin kubeconfig is), the reference mapper
 // beside it, `outpost` (the bundle, linked as `npm link` links it) and the real kubectl on PATH,
 // `bash -o pipefail` from the project root, each command's exit code and expectations checked.
 import { spawn } from 'node:child_process';
@@ -126,6 +127,8 @@ if (lab) {
       HOME: home,
       TMPDIR: join(dir, 'tmp'),
       OUTPOST_SERVER: url,
+      // The reader's ./data: where the outpost CLI finds the admin kubeconfig by itself.
+      OUTPOST_DATA_DIR: dataDir,
     };
   };
 
@@ -174,7 +177,10 @@ if (lab) {
       const url = agent!.url;
       const address = new URL(url).host;
       const rewrite = (s: string) =>
-        s.replaceAll('127.0.0.1:10550', address).replaceAll('localhost:10550', address);
+        s
+          .replaceAll('127.0.0.1:10550', address)
+          .replaceAll('localhost:10550', address)
+          .replaceAll('./data/', `${dataDir}/`);
       const exports: string[] = [];
       const failures: string[] = [];
       for (const cmd of commands(block)) {

@@ -41,7 +41,7 @@ if (lab) {
   const json = async (path: string, body: unknown) => {
     const res = await fetch(`${agent.url}${path}`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', ...agent.admin },
       body: JSON.stringify(body),
     });
     return { code: res.status, body: (await res.json()) as Record<string, unknown> };
@@ -70,7 +70,9 @@ if (lab) {
   ) {
     return new Promise<{ protocol: string; frames: [number, string][]; close: number; pong: boolean }>(
       (resolve, reject) => {
-        const ws = new WebSocket(`${base.replace('http', 'ws')}/shell/exec?${query}`, protocols);
+        const ws = new WebSocket(`${base.replace('http', 'ws')}/shell/exec?${query}`, protocols, {
+          headers: agent.admin,
+        });
         const frames: [number, string][] = [];
         let pong = false;
         ws.on('pong', () => {
@@ -106,7 +108,8 @@ if (lab) {
   function underTerminal(command: string, ready: string, input: string): Promise<Run> {
     return new Promise((resolve) => {
       const child = spawn('script', ['-q', '-e', '-c', command, '/dev/null'], {
-        env: { ...process.env, HOME: home, KUBECONFIG: join(home, 'none') },
+        // The outpost CLI finds the admin kubeconfig in the data directory, as on the node.
+        env: { ...process.env, HOME: home, KUBECONFIG: join(home, 'none'), OUTPOST_DATA_DIR: agent.dataDir },
       });
       let stdout = '';
       let fed = false;
@@ -126,16 +129,20 @@ if (lab) {
     });
   }
   const kubectlCli = (args: string[]) =>
-    `kubectl --server=${agent.url} --cache-dir=${join(home, 'cache')} -n ${ns} ${args.join(' ')}`;
+    `kubectl --kubeconfig=${agent.kubeconfig} --cache-dir=${join(home, 'cache')} -n ${ns} ${args.join(' ')}`;
 
   // The versioned kubectl 1.28 beside the dispatcher speaks only SPDY/3.1.
   const kubectlDir = dirname(realpathSync(execFileSync('which', ['kubectl'], { encoding: 'utf8' }).trim()));
   const kubectl128 = join(kubectlDir, 'kubectl.1.28');
   const spdy = (args: string[], input?: string) =>
-    run(kubectl128, [`--server=${agent.url}`, `--cache-dir=${join(home, 'cache-128')}`, '-n', ns, ...args], {
-      env: { ...process.env, HOME: home, KUBECONFIG: join(home, 'none') },
-      ...(input === undefined ? {} : { input }),
-    });
+    run(
+      kubectl128,
+      [`--kubeconfig=${agent.kubeconfig}`, `--cache-dir=${join(home, 'cache-128')}`, '-n', ns, ...args],
+      {
+        env: { ...process.env, HOME: home, KUBECONFIG: join(home, 'none') },
+        ...(input === undefined ? {} : { input }),
+      },
+    );
 
   test('the pods are running on containerd', async () => {
     const running = await waitFor(
@@ -279,7 +286,7 @@ if (lab) {
 
   test('the keadm ExecResponse API keeps stderr-only output and reports the exit code', async () => {
     const post = async (q: string) => {
-      const res = await fetch(`${base}/shell/exec?${q}`, { method: 'POST' });
+      const res = await fetch(`${base}/shell/exec?${q}`, { method: 'POST', headers: agent.admin });
       return { code: res.status, body: await res.json() };
     };
     const both = await post('command=sh&command=-c&command=echo+out;echo+err+>%262;exit+2');
@@ -293,7 +300,7 @@ if (lab) {
     });
     const errOnly = await post('command=sh&command=-c&command=echo+only-err+>%262');
     assert.equal(errOnly.body, { errMessages: [], runOutMessages: [], runErrMessages: ['only-err\n'] });
-    const nope = await fetch(`${base}/nope/exec?command=true`, { method: 'POST' });
+    const nope = await fetch(`${base}/nope/exec?command=true`, { method: 'POST', headers: agent.admin });
     assert.equal(await nope.json(), {
       ...status(404, 'NotFound', 'pods "nope" not found'),
       details: { name: 'nope', kind: 'pods' },
@@ -394,23 +401,25 @@ if (lab) {
         'command ["sh","-c","exec sleep 30"] did not finish within 1s in container main of pod shell',
       ),
     });
-    const noCommand = await fetch(`${base}/shell/exec?stdout=true`);
+    const noCommand = await fetch(`${base}/shell/exec?stdout=true`, { headers: agent.admin });
     assert.equal(
       await noCommand.json(),
       status(400, 'BadRequest', 'you must specify at least one command for the container'),
     );
-    const badFlag = await fetch(`${base}/shell/exec?command=true&stdin=maybe`);
+    const badFlag = await fetch(`${base}/shell/exec?command=true&stdin=maybe`, { headers: agent.admin });
     assert.is(badFlag.status, 400);
     assert.is(
       ((await badFlag.json()) as { message: string }).message,
       'invalid query: stdin: must be true or false',
     );
-    const plain = await fetch(`${base}/shell/exec?command=true&stdout=true`);
+    const plain = await fetch(`${base}/shell/exec?command=true&stdout=true`, { headers: agent.admin });
     assert.equal(await plain.json(), status(400, 'BadRequest', 'Upgrade request required'));
     const refused = await new Promise<{ code: number; body: unknown }>((resolve, reject) => {
-      const ws = new WebSocket(`${base.replace('http', 'ws')}/shell/exec?command=true&stdout=true`, [
-        'base64.channel.k8s.io',
-      ]);
+      const ws = new WebSocket(
+        `${base.replace('http', 'ws')}/shell/exec?command=true&stdout=true`,
+        ['base64.channel.k8s.io'],
+        { headers: agent.admin },
+      );
       ws.on('unexpected-response', (_req, res) => {
         let body = '';
         res.on('data', (d) => {
@@ -435,23 +444,23 @@ if (lab) {
     const down = await startTestAgent({ manifests: dir, runtimeEndpoint: endpoint });
     const none = await startTestAgent({ manifests: dir });
     try {
-      const post = (url: string) =>
+      const post = ({ url, admin }: TestAgent) =>
         fetch(`${url}/pods/${ns}/shell/exec`, {
           method: 'POST',
-          headers: { 'content-type': 'application/json' },
+          headers: { 'content-type': 'application/json', ...admin },
           body: '{"command":["true"]}',
         }).then(async (r) => ({
           code: r.status,
           body: (await r.json()) as { message: string; reason: string },
         }));
       const a = await waitFor(async () => {
-        const r = await post(down.url);
+        const r = await post(down);
         return r.code === 503 && r;
       }, 60_000);
       assert.ok(a, 'no 503 from the agent whose runtime is down');
       assert.is(a.body.reason, 'ServiceUnavailable');
       assert.ok(a.body.message.startsWith(`container runtime at ${endpoint} is unavailable`), a.body.message);
-      const b = await post(none.url);
+      const b = await post(none);
       assert.equal(b, {
         code: 503,
         body: status(

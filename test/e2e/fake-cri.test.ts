@@ -88,7 +88,9 @@ test('Outpost runs manifest pods on the fake runtime', async () => {
   const web = pods.find((p) => p.metadata?.name === 'web')!;
   assert.is(web.status?.containerStatuses?.length, 2);
 
-  const log = await fetch(`${agent.url}/api/v1/namespaces/fleet/pods/web/log?container=main`);
+  const log = await fetch(`${agent.url}/api/v1/namespaces/fleet/pods/web/log?container=main`, {
+    headers: agent.admin,
+  });
   assert.is(log.status, 200);
   assert.match(await log.text(), /fake-cri: main running/);
 });

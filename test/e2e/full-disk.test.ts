@@ -44,7 +44,10 @@ if (!lab || mounted?.status !== 0) {
   const filler = join(mnt, 'filler');
   const codes: number[] = [];
   const restart = async () => {
-    const res = await fetch(`${agent!.url}/api/v1/namespaces/${ns}/pods/web/restart`, { method: 'POST' });
+    const res = await fetch(`${agent!.url}/api/v1/namespaces/${ns}/pods/web/restart`, {
+      method: 'POST',
+      headers: agent!.admin,
+    });
     codes.push(res.status);
     return {
       status: res.status,

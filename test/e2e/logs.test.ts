@@ -57,7 +57,7 @@ if (lab) {
   const k = (args: string[], opts?: RunOpts) => kubectl(agent.url, ['-n', ns, 'logs', ...args], opts);
   const o = (args: string[], opts?: RunOpts) => outpost(['logs', '-s', agent.url, '-n', ns, ...args], opts);
   const status = async (query: string) => {
-    const res = await fetch(`${agent.url}/api/v1/namespaces/${ns}/pods/${query}`);
+    const res = await fetch(`${agent.url}/api/v1/namespaces/${ns}/pods/${query}`, { headers: agent.admin });
     return { code: res.status, body: (await res.json()) as Status };
   };
 

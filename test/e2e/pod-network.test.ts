@@ -88,7 +88,8 @@ if (lab) {
     const child = spawn(
       'kubectl',
       [
-        `--server=${agent.url}`,
+        // As the admin (the admin kubeconfig, over https): port-forward needs a credential.
+        `--kubeconfig=${agent.kubeconfig}`,
         '-n',
         ns,
         'port-forward',

@@ -56,8 +56,8 @@ if (lab) {
     return s?.state?.running && s.restartCount === restarts ? get(name) : undefined;
   };
   const containerId = (p: Pod | undefined) => main(p)?.containerID?.replace('containerd://', '') ?? '';
-  const post = (url: string, path: string, body?: string) =>
-    fetch(`${url}${path}`, { method: 'POST', ...(body === undefined ? {} : { body }) });
+  const post = (to: Pick<TestAgent, 'url' | 'admin'>, path: string, body?: string) =>
+    fetch(`${to.url}${path}`, { method: 'POST', headers: to.admin, ...(body === undefined ? {} : { body }) });
   const events = (name: string, reason: string) =>
     agent.store.events
       .list({ involvedName: name, involvedNamespace: ns })
@@ -95,7 +95,7 @@ if (lab) {
     const before = await waitFor(() => runningWith('web', 0), 60_000);
     assert.ok(before, JSON.stringify(get('web')?.status));
     const sandbox = await sandboxes('web');
-    const res = await post(agent.url, `/api/v1/namespaces/${ns}/pods/web/restart`);
+    const res = await post(agent, `/api/v1/namespaces/${ns}/pods/web/restart`);
     assert.is(res.status, 200);
     assert.equal(await res.json(), {
       namespace: ns,
@@ -122,7 +122,7 @@ if (lab) {
     const backoffs = () => events('flaky', 'BackOff').reduce((n, e) => n + e.count, 0);
     const seen = backoffs();
     assert.ok(seen >= 1, 'the second crash was held back by the back-off');
-    const res = await post(agent.url, `/api/v1/namespaces/${ns}/pods/flaky/restart`);
+    const res = await post(agent, `/api/v1/namespaces/${ns}/pods/flaky/restart`);
     assert.is(res.status, 200);
     assert.ok(await waitFor(() => runningWith('flaky', 3), 60_000), JSON.stringify(get('flaky')?.status));
     assert.is(backoffs(), seen, 'no back-off was applied to the requested restart');
@@ -131,7 +131,7 @@ if (lab) {
 
   test('restartPolicy Never: a requested restart still restarts (alias /pods/{ns}/{name}/restart)', async () => {
     assert.ok(await waitFor(() => runningWith('once', 0), 60_000));
-    const res = await post(agent.url, `/pods/${ns}/once/restart`);
+    const res = await post(agent, `/pods/${ns}/once/restart`);
     assert.is(res.status, 200);
     const after = await waitFor(() => runningWith('once', 1), 60_000);
     assert.ok(after, JSON.stringify(get('once')?.status));
@@ -157,7 +157,7 @@ if (lab) {
     const a = await waitFor(() => runningWith('keadm-a', 0), 60_000);
     const b = await waitFor(() => runningWith('keadm-b', 0), 60_000);
     assert.ok(a && b);
-    const res = await post(agent.url, `/api/v1/namespaces/${ns}/pods/restart`, '["keadm-a","keadm-b"]');
+    const res = await post(agent, `/api/v1/namespaces/${ns}/pods/restart`, '["keadm-a","keadm-b"]');
     assert.is(res.status, 200);
     assert.equal(await res.json(), { errMessages: [], LogMessages: [containerId(a), containerId(b)] });
     const a1 = await waitFor(() => runningWith('keadm-a', 1), 60_000);
@@ -165,7 +165,7 @@ if (lab) {
     await restartsColumn('keadm-a', 1);
     await restartsColumn('keadm-b', 1);
     assert.ok(await waitFor(() => get('done')?.status?.phase === 'Succeeded', 60_000));
-    const mixed = await post(agent.url, `/api/v1/namespaces/${ns}/pods/restart`, '["keadm-a","nope","done"]');
+    const mixed = await post(agent, `/api/v1/namespaces/${ns}/pods/restart`, '["keadm-a","nope","done"]');
     assert.is(mixed.status, 409, 'the most severe failure: 409 over 404');
     assert.equal(await mixed.json(), {
       errMessages: [
@@ -174,13 +174,13 @@ if (lab) {
       ],
       LogMessages: [containerId(a1)],
     });
-    const bad = await post(agent.url, `/api/v1/namespaces/${ns}/pods/restart`, '{"name":"web"}');
+    const bad = await post(agent, `/api/v1/namespaces/${ns}/pods/restart`, '{"name":"web"}');
     assert.is(bad.status, 422);
     assert.is(((await bad.json()) as { reason: string }).reason, 'Invalid');
   });
 
   test('unknown pod: 404; nothing running: 409; exact Status bodies', async () => {
-    const missing = await post(agent.url, `/api/v1/namespaces/${ns}/pods/nope/restart`);
+    const missing = await post(agent, `/api/v1/namespaces/${ns}/pods/nope/restart`);
     assert.is(missing.status, 404);
     assert.equal(await missing.json(), {
       kind: 'Status',
@@ -193,7 +193,7 @@ if (lab) {
       code: 404,
     });
     assert.ok(await waitFor(() => get('done')?.status?.phase === 'Succeeded', 60_000));
-    const idle = await post(agent.url, `/api/v1/namespaces/${ns}/pods/done/restart`);
+    const idle = await post(agent, `/api/v1/namespaces/${ns}/pods/done/restart`);
     assert.is(idle.status, 409);
     assert.equal(await idle.json(), {
       kind: 'Status',
@@ -208,7 +208,7 @@ if (lab) {
   });
 
   test('runtime down (a missing socket): 503 naming the endpoint, for both endpoints', async () => {
-    const res = await post(down.url, `/api/v1/namespaces/${ns}/pods/web/restart`);
+    const res = await post(down, `/api/v1/namespaces/${ns}/pods/web/restart`);
     assert.is(res.status, 503);
     const body = (await res.json()) as { details: { causes: { message: string }[] } };
     const cause = body.details.causes[0]!.message;
@@ -223,7 +223,7 @@ if (lab) {
       details: { name: 'web', kind: 'pods', causes: [{ reason: 'RuntimeUnavailable', message: cause }] },
       code: 503,
     });
-    const bulk = await post(down.url, `/api/v1/namespaces/${ns}/pods/restart`, '["web","nope"]');
+    const bulk = await post(down, `/api/v1/namespaces/${ns}/pods/restart`, '["web","nope"]');
     assert.is(bulk.status, 503);
     assert.equal(await bulk.json(), {
       errMessages: [

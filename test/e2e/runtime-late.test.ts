@@ -114,7 +114,7 @@ if (!hasContainerd && !ci) {
     // Its own namespace, so the checks on the two stored pods below stay theirs.
     const res = await fetch(`${agent.url}/api/v1/namespaces/${ns}-added/pods`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', ...agent.admin },
       body: JSON.stringify(sleeper('added', `${ns}-added`)),
     });
     assert.is(res.status, 201, await res.clone().text());

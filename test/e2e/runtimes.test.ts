@@ -61,11 +61,10 @@ if (lab) {
         return p;
       };
       let p = await start();
-      // Every call goes as the data directory's admin, over plain HTTP on loopback with its bearer
-      // token: the same on each runtime, whatever the listener's TLS set-up.
+      // Every call goes as the data directory's admin: kubectl with the admin kubeconfig (https on
+      // the same port: kubectl sends a token over TLS only), fetch with its bearer token.
       const token = () => /token: (\S+)/.exec(readFileSync(adminKubeconfigPath(dataDir), 'utf8'))?.[1] ?? '';
-      const k = (args: string[], opts: Parameters<typeof kubectl>[2] = {}) =>
-        kubectl(p.url, [`--token=${token()}`, ...args], opts);
+      const k = (args: string[], opts: Parameters<typeof kubectl>[2] = {}) => kubectl(p.url, args, opts);
       const get = (path: string) =>
         fetch(`${p.url}${path}`, { headers: { authorization: `Bearer ${token()}` } });
       const pod = async (name: string) =>

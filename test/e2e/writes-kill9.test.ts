@@ -152,7 +152,7 @@ test('acknowledged concurrent writes survive kill -9 exactly as answered; integr
       try {
         res = await fetch(first.url + w.path, {
           method: w.method,
-          headers: { 'content-type': w.type ?? 'application/json' },
+          headers: { 'content-type': w.type ?? 'application/json', ...first.admin },
           ...(w.body === undefined ? {} : { body: JSON.stringify(w.body) }),
         });
       } catch {

@@ -1,9 +1,11 @@
 """Drives Outpost with Debian's python3-kubernetes, as a LAN script would; run by test/e2e/client-python.test.ts.
 
-Usage: client-python.py SERVER NAMESPACE IMAGE. Prints one JSON object with what each call saw;
+Usage: OUTPOST_TOKEN=TOKEN client-python.py SERVER NAMESPACE IMAGE (the admin token, sent as a
+bearer token: Outpost's callers without credentials only read). Prints one JSON object with what each call saw;
 the TypeScript suite asserts on it. Every wait polls with a generous deadline.
 """
 import json
+import os
 import sys
 import threading
 import time
@@ -15,6 +17,8 @@ from kubernetes.stream import stream
 server, ns, image = sys.argv[1:4]
 cfg = client.Configuration()
 cfg.host = server
+cfg.api_key = {"authorization": os.environ["OUTPOST_TOKEN"]}
+cfg.api_key_prefix = {"authorization": "Bearer"}
 api = client.ApiClient(cfg)
 v1 = client.CoreV1Api(api)
 custom = client.CustomObjectsApi(api)

@@ -6,6 +6,7 @@ import { VirtualMapper } from '#lib/dmi/virtual-mapper.ts';
 import type { Device } from '#lib/kube/devices.ts';
 import type { Status } from '#lib/kube/status.ts';
 import { silentLogger } from '#lib/log.ts';
+import { adminHeaders } from './agent.ts';
 
 export const MODEL = `apiVersion: devices.kubeedge.io/v1beta1
 kind: DeviceModel
@@ -82,7 +83,7 @@ export async function startMapper(
   return vm;
 }
 
-/** A request to Outpost's API; answers status and parsed JSON. */
+/** A request to Outpost's API (as its admin, when a test started it); answers status and parsed JSON. */
 export async function api<T = unknown>(
   base: string,
   method: string,
@@ -92,7 +93,7 @@ export async function api<T = unknown>(
 ): Promise<{ status: number; body: T }> {
   const res = await fetch(new URL(path, base), {
     method,
-    headers: body === undefined ? {} : { 'content-type': contentType },
+    headers: { ...adminHeaders(base), ...(body === undefined ? {} : { 'content-type': contentType }) },
     ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
   });
   return { status: res.status, body: (await res.json()) as T };

@@ -31,15 +31,20 @@ export interface Watch {
   close(): void;
 }
 
-/** A target over HTTP (Outpost, anonymous) or HTTPS with a client certificate (the lab's admin). */
+/**
+ * A target over HTTP with a bearer token (Outpost, its admin) or HTTPS with a client certificate
+ * (the lab's admin).
+ */
 export function target(
   name: Target['name'],
   base: string,
   tls?: { ca: Buffer; cert: Buffer; key: Buffer },
+  admin: Record<string, string> = {},
 ): Target {
   const url = new URL(base);
-  const open = (method: string, path: string, headers: Record<string, string>, body?: string) =>
+  const open = (method: string, path: string, given: Record<string, string>, body?: string) =>
     new Promise<IncomingMessage>((resolve, reject) => {
+      const headers = { ...given, ...admin };
       const opts = { host: url.hostname, port: url.port, path, method, headers, timeout: 120_000, ...tls };
       const req = (tls ? httpsRequest : httpRequest)(opts, resolve);
       req.on('error', reject);

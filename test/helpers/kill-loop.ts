@@ -66,6 +66,7 @@ export async function runKillLoop(o: KillLoopOptions): Promise<KillLoopResult> {
         args: ['--snapshot-interval', '0'],
       });
       const url = agent.url;
+      const admin = agent.admin;
       mapper ??= await startMapper(join(dir, 'mapper.sock'), join(data, 'dmi.sock'));
       await agent.ready(120_000);
       // Pods adopted: running, restart counts never lower than any seen before.
@@ -94,7 +95,7 @@ export async function runKillLoop(o: KillLoopOptions): Promise<KillLoopResult> {
       const edit = async (value: string) => {
         const res = await fetch(`${url}${DEVICES}/thermo`, {
           method: 'PATCH',
-          headers: { 'content-type': 'application/merge-patch+json' },
+          headers: { 'content-type': 'application/merge-patch+json', ...admin },
           body: JSON.stringify({
             spec: {
               properties: [
@@ -136,6 +137,7 @@ export async function runKillLoop(o: KillLoopOptions): Promise<KillLoopResult> {
           const name = i % 2 ? 'a' : 'b';
           const code = await fetch(`${url}/api/v1/namespaces/${ns}/pods/${name}/restart`, {
             method: 'POST',
+            headers: admin,
           }).then(
             (r) => r.status,
             () => 0,

@@ -1,9 +1,10 @@
 // Outpost as production runs it: `node dist/outpost.mjs serve ...` in its own process, so a test
 // can kill -9 it and start it again on the same data directory.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { adminToken, registerAdmin } from './agent.ts';
 
 const root = join(import.meta.dirname, '../..');
 const bundle = join(root, 'dist/outpost.mjs');
@@ -47,6 +48,9 @@ export function freePort(): Promise<number> {
 export interface OutpostProcess {
   url: string;
   pid: number;
+  /** The data directory's admin token and `authorization: Bearer` header, for calls that write. */
+  token: string;
+  admin: { authorization: string };
   /** Everything it logged so far (JSON lines on stderr). */
   logs(): string;
   /** Resolves once GET /readyz answers 200: every module runs, every pod had its first sync. */
@@ -113,15 +117,27 @@ export async function spawnOutpost(o: OutpostOptions): Promise<OutpostProcess> {
       if (Date.now() > end) throw new Error(`outpost: ${path} not ok within ${timeoutMs} ms:\n${logs}`);
     }
   };
+  let token: string;
   try {
     await poll('/livez', o.startTimeoutMs ?? 30_000);
+    // The admin kubeconfig is rewritten for this port just after the API listens.
+    for (const end = Date.now() + 30_000; ; await new Promise((r) => setTimeout(r, 20))) {
+      const kubeconfig = join(o.dataDir, 'auth', 'admin.kubeconfig');
+      if (existsSync(kubeconfig) && readFileSync(kubeconfig, 'utf8').includes(`:${port}\n`)) break;
+      if (Date.now() > end) throw new Error(`outpost: no admin kubeconfig for port ${port}:\n${logs}`);
+    }
+    token = adminToken(o.dataDir);
   } catch (e) {
     child.kill('SIGKILL');
     throw e;
   }
+  const unregister = registerAdmin(url, o.dataDir);
+  exited.then(unregister);
   return {
     url,
     pid: child.pid!,
+    token,
+    admin: { authorization: `Bearer ${token}` },
     logs: () => logs,
     ready: (timeoutMs = 60_000) => poll('/readyz', timeoutMs),
     async kill9() {
