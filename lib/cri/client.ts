@@ -1,8 +1,8 @@
 import type { ChannelOptions } from '@grpc/grpc-js';
 import { Client, credentials, status as GrpcStatus } from '@grpc/grpc-js';
 import type { ServiceDefinition } from '@grpc/proto-loader';
-import { fromJSON } from '@grpc/proto-loader';
 import { isGrpcError } from '#lib/grpc/errors.ts';
+import { lazyServices } from '#lib/grpc/services.ts';
 import { unaryCall } from '#lib/grpc/unary.ts';
 import { notFound, unavailable } from '#lib/kube/status.ts';
 import type { CriCallContext } from './errors.ts';
@@ -31,19 +31,7 @@ export interface CriClientOptions {
   onCall?: (method: string, code: string, seconds: number) => void;
 }
 
-// The decoding options types.ts is written for: camelCase fields (fixed by the generator),
-// int64 as strings, enums as names, every field present, unset messages null. Decoded on the first
-// call, not at start-up: it costs ~25 ms that the first API answer need not wait for.
-let definition: ReturnType<typeof fromJSON> | undefined;
-const service = (name: string) => (): ServiceDefinition => {
-  definition ??= fromJSON(descriptor as Parameters<typeof fromJSON>[0], {
-    longs: String,
-    enums: String,
-    defaults: true,
-    oneofs: true,
-  });
-  return definition[name] as ServiceDefinition;
-};
+const service = lazyServices(descriptor);
 const runtime = service('runtime.v1.RuntimeService');
 const images = service('runtime.v1.ImageService');
 

@@ -8,25 +8,18 @@ import {
   type ServerUnaryCall,
   type sendUnaryData,
 } from '@grpc/grpc-js';
-import type { ServiceDefinition } from '@grpc/proto-loader';
-import { fromJSON } from '@grpc/proto-loader';
 import { grpcDetails, isGrpcError } from '#lib/grpc/errors.ts';
+import { lazyServices } from '#lib/grpc/services.ts';
 import { internal, isStatusError, StatusError, timeout, unavailable } from '#lib/kube/status.ts';
 import type { Logger } from '#lib/log.ts';
 import { descriptor } from './proto.gen.ts';
 
-// camelCase fields (fixed by the generator), int64 as strings, every field present, unset messages null.
-const definition = fromJSON(descriptor as Parameters<typeof fromJSON>[0], {
-  longs: String,
-  enums: String,
-  defaults: true,
-  oneofs: true,
-});
+const service = lazyServices(descriptor);
 
 /** Served by Outpost on its DMI socket. */
-export const managerService = definition['v1beta1.DeviceManagerService'] as ServiceDefinition;
+export const managerService = service('v1beta1.DeviceManagerService');
 /** Served by every mapper. */
-export const mapperService = definition['v1beta1.DeviceMapperService'] as ServiceDefinition;
+export const mapperService = service('v1beta1.DeviceMapperService');
 
 /** `unix:///abs/path` for a socket path (a path already in URI form is kept). */
 export const unixTarget = (path: string): string =>

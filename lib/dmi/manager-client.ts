@@ -61,6 +61,6 @@ export class ManagerClient {
   }
 
   #call<Res>(method: string, req: object): Promise<Res> {
-    return unaryCall<Res>(this.#client, managerService[method]!, req, this.#timeoutMs);
+    return unaryCall<Res>(this.#client, managerService()[method]!, req, this.#timeoutMs);
   }
 }

@@ -96,7 +96,7 @@ export class MapperClient {
   // A mapper that is down fails at once with UNAVAILABLE (→ 503), see unaryCall.
   #call<Res>(method: string, req: object, object: { kind: string; name: string }): Promise<Res> {
     const ctx = { mapper: this.name, address: this.address, method, object, timeoutMs: this.#timeoutMs };
-    return unaryCall<Res>(this.#client, mapperService[method]!, req, this.#timeoutMs).catch(
+    return unaryCall<Res>(this.#client, mapperService()[method]!, req, this.#timeoutMs).catch(
       (err: unknown) => {
         throw mapperError(err, ctx);
       },

@@ -34,7 +34,7 @@ export class DmiServer {
           m.reportDeviceStates(r.deviceName, r.deviceNamespace, r.state),
       ),
     };
-    this.#server.addService(managerService, impl);
+    this.#server.addService(managerService(), impl);
   }
 
   /** Binds the socket, replacing a stale socket file; refuses one a live process still serves. */

@@ -60,7 +60,7 @@ export class VirtualMapper {
     };
     this.#dmi = new ManagerClient(opts.dmiSocket, { timeoutMs: 5_000 });
     const log = opts.log;
-    this.#server.addService(mapperService, {
+    this.#server.addService(mapperService(), {
       RegisterDevice: unary(log, 'RegisterDevice', (r: { device: PbDevice | null }) => {
         const d = this.#upsert(r.device, false);
         return { deviceName: d.metadata.name, deviceNamespace: d.metadata.namespace };

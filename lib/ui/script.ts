@@ -176,7 +176,7 @@ export const APP_JS = String.raw`(function () {
     var prop = f.getAttribute('data-property');
     var value = f.elements.value.value;
     var url = '/apis/devices.kubeedge.io/v1beta1/namespaces/' + encodeURIComponent(d[0]) + '/devices/' + encodeURIComponent(d[1]);
-    out.className = ''; out.textContent = '…';
+    out.className = ''; out.textContent = '\u2026'; // ASCII: see scripts/build.mjs
     // Read-modify-write with the resourceVersion; a conflict (the mapper's reports move the device
     // on) is read again and retried, as client-go's RetryOnConflict does.
     function attempt(left) {

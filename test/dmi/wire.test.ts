@@ -8,8 +8,8 @@ import type { Device, PbDevice } from '#lib/dmi/types.ts';
 const hex = (b: Buffer | Uint8Array) => Buffer.from(b).toString('hex');
 
 test('both services declare the upstream RPCs under package v1beta1', () => {
-  assert.is(managerService.MapperRegister?.path, '/v1beta1.DeviceManagerService/MapperRegister');
-  for (const m of ['ReportDeviceStatus', 'ReportDeviceStates']) assert.ok(managerService[m], m);
+  assert.is(managerService().MapperRegister?.path, '/v1beta1.DeviceManagerService/MapperRegister');
+  for (const m of ['ReportDeviceStatus', 'ReportDeviceStates']) assert.ok(managerService()[m], m);
   for (const m of [
     'RegisterDevice',
     'RemoveDevice',
@@ -19,11 +19,11 @@ test('both services declare the upstream RPCs under package v1beta1', () => {
     'UpdateDeviceModel',
     'GetDevice',
   ])
-    assert.is(mapperService[m]?.path, `/v1beta1.DeviceMapperService/${m}`);
+    assert.is(mapperService()[m]?.path, `/v1beta1.DeviceMapperService/${m}`);
 });
 
 test('MapperRegisterRequest uses the upstream field numbers', () => {
-  const m = managerService.MapperRegister!;
+  const m = managerService().MapperRegister!;
   const wire = m.requestSerialize({
     withData: true,
     mapper: { name: 'm', apiVersion: 'v1beta1', protocol: 'p', address: Buffer.from('/s') },
@@ -34,7 +34,7 @@ test('MapperRegisterRequest uses the upstream field numbers', () => {
 });
 
 test('Twin and TwinProperty use the upstream field numbers', () => {
-  const m = managerService.ReportDeviceStatus!;
+  const m = managerService().ReportDeviceStatus!;
   const wire = m.requestSerialize({
     deviceName: 'd',
     deviceNamespace: 'ns',
@@ -84,7 +84,7 @@ test('a device survives the trip to a mapper and back', () => {
     },
     status: { twins: [{ propertyName: 'target', reported: { value: '21' } }] },
   };
-  const update = mapperService.UpdateDevice!;
+  const update = mapperService().UpdateDevice!;
   const back = update.requestDeserialize(update.requestSerialize({ device: deviceToPb(d) })) as {
     device: PbDevice;
   };

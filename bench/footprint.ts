@@ -1,0 +1,355 @@
+// npm run bench:footprint — what the bundled agent costs a small board, each figure beside its
+// anchor measured in the same run, min/median/max over rounds:
+//
+//   idle RSS (runtime absent, empty metabase)         vs a bare `node` HTTP server's RSS
+//   RSS with 20 pods on the lab's containerd (host network, exec readiness and liveness probes, one
+//   `kubectl logs -f` follower, one `kubectl get pods -A -w` watcher), then with 100 (growth 20->100)
+//                                                     vs the same bare server; edgecore's published
+//                                                     figures beside them
+//   spawn -> first cached read (10 pods in the metabase, runtime absent)
+//                                                     vs spawn -> a bare node server's first answer
+//   `outpost get pods -A` (100 pods, spawn -> exit)   vs `kubectl get pods -A` (warm discovery cache)
+//   `outpost --version`                               vs `node -e 1`
+//
+// The lab is a private one (OUTPOST_BENCH_LAB, default /tmp/outpost-lab-footprint). BENCH_ROUNDS
+// (default 3) rounds of the pod phase, BENCH_STARTS (default 10) spawns per timing row,
+// OUTPOST_BUNDLE (default dist/outpost.mjs), BENCH_NODE_FLAGS (e.g. "--max-semi-space-size=1",
+// given to the agent's node only).
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CriClient } from '#lib/cri/client.ts';
+import type { Pod } from '#lib/kube/types.ts';
+import { startLab, stopLab } from '../scripts/lab.ts';
+import { printTable, rssMb, startAndWait } from './lib.ts';
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const STARTS = Number(process.env.BENCH_STARTS ?? 10);
+const LAB_DIR = process.env.OUTPOST_BENCH_LAB ?? '/tmp/outpost-lab-footprint';
+const BUNDLE = process.env.OUTPOST_BUNDLE ?? 'dist/outpost.mjs';
+const NODE_FLAGS = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);
+const PORT = 20000 + ((process.pid + 11) % 20000);
+const FLOOR_PORT = PORT + 1;
+const NS = 'footprint';
+const NODE = 'footprint-node';
+const url = `http://127.0.0.1:${PORT}`;
+const work = mkdtempSync(join(tmpdir(), 'outpost-bench-footprint-'));
+const kubectlHome = join(work, 'kubectl-home');
+mkdirSync(kubectlHome);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const FLOOR = `require('node:http').createServer((q, s) => s.end('ok')).listen(${FLOOR_PORT}, '127.0.0.1')`;
+
+function pod(i: number): Pod {
+  const name = `fp-${String(i).padStart(3, '0')}`;
+  const probe = { exec: { command: ['true'] }, periodSeconds: 10 };
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: NS },
+    spec: {
+      nodeName: NODE,
+      hostNetwork: true,
+      restartPolicy: 'Always',
+      terminationGracePeriodSeconds: 1,
+      containers: [
+        {
+          name: 'main',
+          image: 'outpost.local/busybox:latest',
+          imagePullPolicy: 'IfNotPresent',
+          // Pod 0 logs a line a second for the `kubectl logs -f` follower; the others sleep.
+          command: i === 0 ? ['sh', '-c', 'while true; do echo tick; sleep 1; done'] : ['sleep', '3600'],
+          readinessProbe: probe,
+          livenessProbe: probe,
+        },
+      ],
+    },
+  };
+}
+
+function writePods(dir: string, n: number): void {
+  const items = Array.from({ length: n }, (_, i) => pod(i));
+  writeFileSync(join(dir, 'pods.json'), JSON.stringify({ apiVersion: 'v1', kind: 'List', items }));
+}
+
+async function stop(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill(signal);
+  await exited;
+}
+
+const serveArgs = (dataDir: string, extra: string[]) => [
+  ...NODE_FLAGS,
+  BUNDLE,
+  'serve',
+  '--listen',
+  `127.0.0.1:${PORT}`,
+  '--data-dir',
+  dataDir,
+  '--node-name',
+  NODE,
+  '--log-level',
+  'warn',
+  ...extra,
+];
+
+/** Ready pods of the namespace, through the API. */
+async function readyPods(): Promise<number> {
+  const res = await fetch(`${url}/api/v1/namespaces/${NS}/pods`).catch(() => undefined);
+  if (!res?.ok) return 0;
+  const list = (await res.json()) as { items: Pod[] };
+  return list.items.filter((p) =>
+    p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+  ).length;
+}
+
+async function untilReady(n: number, child: ChildProcess): Promise<void> {
+  const deadline = Date.now() + 300_000;
+  while ((await readyPods()) < n) {
+    if (child.exitCode !== null) throw new Error(`outpost exited with ${child.exitCode}`);
+    if (Date.now() > deadline) throw new Error(`${n} pods not ready within 300 s`);
+    await sleep(500);
+  }
+}
+
+/** RSS sampled every 500 ms for `ms`: the median (steady state, GC ups and downs smoothed). */
+async function steadyRss(pid: number, ms = 5000): Promise<number> {
+  const samples: number[] = [];
+  for (const end = Date.now() + ms; Date.now() < end; await sleep(500)) samples.push(rssMb(pid));
+  return median(samples);
+}
+
+/** Bare node HTTP server, first answer given: its RSS (the memory anchor). */
+async function floorRss(): Promise<number> {
+  const f = await startAndWait(process.execPath, ['-e', FLOOR], `http://127.0.0.1:${FLOOR_PORT}`, '/');
+  await sleep(2000);
+  const rss = rssMb(f.child.pid!);
+  await stop(f.child);
+  return rss;
+}
+
+interface PodRound {
+  floor: number;
+  idle: number;
+  rss20: number;
+  rss100: number;
+}
+
+const lab = await startLab({ dir: LAB_DIR, keep: true, log: () => {} });
+const cri = new CriClient({ endpoint: lab.endpoint, timeoutMs: 120_000 });
+
+async function emptyNamespace(): Promise<void> {
+  const labelSelector = { 'io.kubernetes.pod.namespace': NS };
+  for (const s of await cri.listPodSandbox({ labelSelector })) {
+    await cri.stopPodSandbox(s.id).catch(() => {});
+    await cri.removePodSandbox(s.id).catch(() => {});
+  }
+}
+
+const kubectl = (args: string[]) =>
+  spawn('kubectl', ['--server', url, ...args], {
+    stdio: ['ignore', 'ignore', 'ignore'],
+    env: { ...process.env, HOME: kubectlHome },
+  });
+
+async function podRound(r: number): Promise<PodRound> {
+  const dir = join(work, `round-${r}`);
+  const manifests = join(dir, 'manifests');
+  mkdirSync(manifests, { recursive: true });
+  const floor = await floorRss();
+
+  // Idle: empty metabase, no runtime at the endpoint.
+  const idleDir = join(dir, 'idle');
+  const none = ['--runtime-endpoint', `unix://${join(dir, 'none.sock')}`];
+  const idle = await startAndWait(process.execPath, serveArgs(idleDir, none), url, '/api/v1/pods');
+  await sleep(2000);
+  const idleRss = await steadyRss(idle.child.pid!, 3000);
+  await stop(idle.child);
+
+  // 20 pods with probes, one log follower, one watcher; then 100.
+  writePods(manifests, 20);
+  const extra = ['--runtime-endpoint', lab.endpoint, '--manifests', manifests];
+  const o = await startAndWait(process.execPath, serveArgs(join(dir, 'data'), extra), url, '/api/v1/pods');
+  const clients: ChildProcess[] = [];
+  try {
+    await untilReady(20, o.child);
+    clients.push(kubectl(['-n', NS, 'logs', '-f', 'fp-000']), kubectl(['get', 'pods', '-A', '-w']));
+    await sleep(12_000); // every probe has run at least once more; the clients are streaming
+    const rss20 = await steadyRss(o.child.pid!);
+    writePods(manifests, 100);
+    await untilReady(100, o.child);
+    await sleep(12_000);
+    const rss100 = await steadyRss(o.child.pid!);
+    return { floor, idle: idleRss, rss20, rss100 };
+  } finally {
+    for (const c of clients) await stop(c);
+    await stop(o.child);
+    await emptyNamespace();
+  }
+}
+
+/** Wall time of a command run to its end, from spawn. */
+function runMs(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env): number {
+  const t0 = performance.now();
+  const r = spawnSync(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'], env });
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')}: exit ${r.status}: ${r.stderr}`);
+  return performance.now() - t0;
+}
+
+/** Spawn -> first cached read (10 pods, runtime absent) and spawn -> bare server's first answer. */
+async function firstReads(): Promise<{ outpost: number[]; floor: number[] }> {
+  const dataDir = join(work, 'first-read');
+  const manifests = join(work, 'first-read-manifests');
+  mkdirSync(manifests, { recursive: true });
+  writePods(manifests, 10);
+  const none = ['--runtime-endpoint', `unix://${join(work, 'none.sock')}`];
+  // Seed the metabase once: the pods are then cached reads for every later start.
+  const seed = await startAndWait(
+    process.execPath,
+    serveArgs(dataDir, [...none, '--manifests', manifests]),
+    url,
+    '/api/v1/pods',
+  );
+  while (
+    ((await (await fetch(`${url}/api/v1/namespaces/${NS}/pods`)).json()) as { items: [] }).items.length < 10
+  )
+    await sleep(100);
+  await stop(seed.child);
+  const outpost: number[] = [];
+  const floor: number[] = [];
+  for (let i = 0; i < STARTS; i++) {
+    const f = await startAndWait(process.execPath, ['-e', FLOOR], `http://127.0.0.1:${FLOOR_PORT}`, '/');
+    floor.push(f.readyMs);
+    await stop(f.child);
+    const o = await startAndWait(process.execPath, serveArgs(dataDir, none), url, '/api/v1/pods');
+    outpost.push(o.readyMs);
+    await stop(o.child);
+  }
+  return { outpost, floor };
+}
+
+/** `outpost get pods -A` vs `kubectl get pods -A`, and `outpost --version` vs `node -e 1`, against 100 pods. */
+async function cliTimes() {
+  const dir = join(work, 'cli');
+  const manifests = join(dir, 'manifests');
+  mkdirSync(manifests, { recursive: true });
+  writePods(manifests, 100);
+  const none = ['--runtime-endpoint', `unix://${join(dir, 'none.sock')}`];
+  const dataDir = join(dir, 'data');
+  const o = await startAndWait(
+    process.execPath,
+    serveArgs(dataDir, [...none, '--manifests', manifests]),
+    url,
+    '/api/v1/pods',
+  );
+  try {
+    while (
+      ((await (await fetch(`${url}/api/v1/namespaces/${NS}/pods`)).json()) as { items: [] }).items.length <
+      100
+    )
+      await sleep(100);
+    const env = { ...process.env, HOME: kubectlHome, OUTPOST_DATA_DIR: dataDir };
+    runMs('kubectl', ['--server', url, 'get', 'pods', '-A'], env); // warm kubectl's discovery cache
+    const t = { get: [] as number[], kubectl: [] as number[], version: [] as number[], node: [] as number[] };
+    for (let i = 0; i < STARTS; i++) {
+      t.kubectl.push(runMs('kubectl', ['--server', url, 'get', 'pods', '-A'], env));
+      t.get.push(runMs(process.execPath, [BUNDLE, 'get', 'pods', '-A', '--server', url], env));
+      t.node.push(runMs(process.execPath, ['-e', '1']));
+      t.version.push(runMs(process.execPath, [BUNDLE, '--version']));
+    }
+    return t;
+  } finally {
+    await stop(o.child);
+  }
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const spread = (xs: number[], d = 1) =>
+  `${median(xs).toFixed(d)} (${Math.min(...xs).toFixed(d)}-${Math.max(...xs).toFixed(d)})`;
+
+const rounds: PodRound[] = [];
+let reads: Awaited<ReturnType<typeof firstReads>>;
+let cli: Awaited<ReturnType<typeof cliTimes>>;
+try {
+  await emptyNamespace();
+  for (let r = 0; r < ROUNDS; r++) rounds.push(await podRound(r));
+  reads = await firstReads();
+  cli = await cliTimes();
+} finally {
+  await emptyNamespace().catch(() => {});
+  cri.close();
+  rmSync(work, { recursive: true, force: true });
+  if (!process.env.BENCH_KEEP_LAB) await stopLab({ dir: LAB_DIR, log: () => {} });
+}
+
+const flags = NODE_FLAGS.length ? `, agent node flags: ${NODE_FLAGS.join(' ')}` : '';
+console.log(
+  `\nOutpost footprint (${BUNDLE}${flags}); node ${process.version}, ${new Date().toISOString()}; median (min-max) of ${ROUNDS} rounds (memory) and ${STARTS} spawns (times)\n`,
+);
+const col = (f: (r: PodRound) => number) => spread(rounds.map(f));
+const ratio = (f: (r: PodRound) => number) =>
+  spread(
+    rounds.map((r) => f(r) / r.floor),
+    2,
+  );
+printTable(
+  ['what', 'Outpost', 'anchor (same run)', 'ratio', 'published anchor', 'target'],
+  [
+    [
+      'RSS idle, runtime absent (MB)',
+      col((r) => r.idle),
+      col((r) => r.floor),
+      ratio((r) => r.idle),
+      'YurtHub 35-40',
+      '-',
+    ],
+    [
+      'RSS, 20 pods, probes, logs -f, get -w (MB)',
+      col((r) => r.rss20),
+      col((r) => r.floor),
+      ratio((r) => r.rss20),
+      'edgecore 61.3 at 5, 74.1 at 40 pods',
+      '<= 60',
+    ],
+    ['RSS, 100 pods (MB)', col((r) => r.rss100), col((r) => r.floor), ratio((r) => r.rss100), '-', '-'],
+    ['RSS growth 20 -> 100 pods (MB)', col((r) => r.rss100 - r.rss20), '-', '-', '-', '<= 15'],
+    [
+      'spawn -> first cached read (ms)',
+      spread(reads.outpost),
+      `${spread(reads.floor)} bare node server`,
+      spread(
+        reads.outpost.map((v, i) => v / reads.floor[i]!),
+        2,
+      ),
+      '-',
+      '<= 1.5x',
+    ],
+    [
+      '`outpost get pods -A`, 100 pods (ms)',
+      spread(cli.get),
+      `${spread(cli.kubectl)} kubectl`,
+      spread(
+        cli.get.map((v, i) => v / cli.kubectl[i]!),
+        2,
+      ),
+      '-',
+      '<= 2x',
+    ],
+    [
+      '`outpost --version` (ms)',
+      spread(cli.version),
+      `${spread(cli.node)} node -e 1`,
+      spread(
+        cli.version.map((v, i) => v / cli.node[i]!),
+        2,
+      ),
+      '-',
+      '<= 1.5x',
+    ],
+  ],
+);
+console.log(
+  '\nratios: Outpost / anchor per round (memory) or per spawn pair (times), then median (min-max).',
+);
