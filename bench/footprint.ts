@@ -22,6 +22,7 @@ import { join } from 'node:path';
 import { CriClient } from '#lib/cri/client.ts';
 import type { Pod } from '#lib/kube/types.ts';
 import { startLab, stopLab } from '../scripts/lab.ts';
+import { freePort } from '../test/helpers/outpost-process.ts';
 import { printTable, rssMb, startAndWait } from './lib.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -29,8 +30,9 @@ const STARTS = Number(process.env.BENCH_STARTS ?? 10);
 const LAB_DIR = process.env.OUTPOST_BENCH_LAB ?? '/tmp/outpost-lab-footprint';
 const BUNDLE = process.env.OUTPOST_BUNDLE ?? 'dist/outpost.mjs';
 const NODE_FLAGS = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);
-const PORT = 20000 + ((process.pid + 11) % 20000);
-const FLOOR_PORT = PORT + 1;
+// Ports the kernel hands out (a port derived from the PID once met another helper's agent).
+const PORT = await freePort();
+const FLOOR_PORT = await freePort();
 const NS = 'footprint';
 const NODE = 'footprint-node';
 const url = `http://127.0.0.1:${PORT}`;

@@ -1,10 +1,21 @@
 // `outpost supervise -- <serve flags>`: keeps `outpost serve` running on boards without systemd
 // (see docs/health.md for which to use). The child is this same entry file run by this same node,
 // so a bundled install supervises the bundle and a source checkout (tsx) supervises the source.
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createLogger, type LogLevel } from '#lib/log.ts';
 import { type RuntimeName, runtime } from '#lib/runtime.ts';
 import type { BackoffOptions } from '#lib/supervisor/backoff.ts';
 import { superviseProcess } from '#lib/supervisor/process.ts';
+
+/**
+/**
+ * V8 sizes for a small board, as deploy/outpost.service sets them (docs/performance.md): 1 MB
+ * semi-spaces instead of 16 (the young generation's RSS falls from 8 MB to 2), and an old generation
+ * capped at 128 MB, about three times what 100 pods use, so the collector works before the heap
+ * grows.
+ */
+export const SMALL_HEAP_FLAGS = ['--max-semi-space-size=1', '--max-old-space-size=128'] as const;
 
 /**
  * The command line of `outpost serve <serveArgs>` with this process's runtime (node, deno or bun),
@@ -13,13 +24,17 @@ import { superviseProcess } from '#lib/supervisor/process.ts';
 export function serveCommandLine(
   serveArgs: readonly string[],
   rt: RuntimeName = runtime,
+  nodeOptions = process.env.NODE_OPTIONS ?? '',
 ): { command: string; args: string[] } {
   const entry = process.argv[1];
   if (!entry) throw new Error('cannot tell which file runs outpost (process.argv[1] is empty)');
   // Node flags carry over (tsx's --import, memory limits); an inspector port would clash. Deno
   // tells none of its own (execArgv is empty): the child gets `run -A`, as the documented command.
   const execArgv = rt === 'deno' ? ['run', '-A'] : process.execArgv.filter((a) => !/^--inspect/.test(a));
-  return { command: process.execPath, args: [...execArgv, entry, 'serve', ...serveArgs] };
+  // On Node, the small-heap sizes, unless the supervisor's own node flags or NODE_OPTIONS choose them.
+  const given = [...execArgv, ...nodeOptions.split(/\s+/)].map((a) => a.split('=')[0]!.replaceAll('_', '-'));
+  const heap = rt === 'node' ? SMALL_HEAP_FLAGS.filter((f) => !given.includes(f.split('=')[0]!)) : [];
+  return { command: process.execPath, args: [...heap, ...execArgv, entry, 'serve', ...serveArgs] };
 }
 
 /** Runs `outpost serve` under superviseProcess; resolves with the exit code supervision ends with. */
@@ -30,6 +45,9 @@ export async function supervise(
   if (serveArgs[0] === 'serve') serveArgs = serveArgs.slice(1); // `supervise -- serve --flags` works too
   const log = createLogger(o.logLevel ?? 'info').child({ component: 'supervise' });
   const { command, args } = serveCommandLine(serveArgs);
+  // Node >= 22.1 keeps the bundle's compiled code here, so a restart skips most of compiling it
+  // (docs/performance.md); older Node ignores the variable. Nothing to do when the caller set one.
+  process.env.NODE_COMPILE_CACHE ??= join(tmpdir(), 'node-compile-cache');
   log.info({ command, args }, 'supervising outpost serve');
   return superviseProcess({ command, args, log, ...(o.backoff ? { backoff: o.backoff } : {}) });
 }

@@ -1,0 +1,30 @@
+// The command line `outpost supervise` runs its child with: the small-heap V8 sizes unless chosen.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { SMALL_HEAP_FLAGS, serveCommandLine } from '#lib/cli/supervise.ts';
+
+test('the child gets the small-heap V8 sizes before the entry file and the serve flags', () => {
+  const { command, args } = serveCommandLine(['--data-dir', '/d'], 'node', '');
+  assert.is(command, process.execPath);
+  assert.equal(args.slice(0, SMALL_HEAP_FLAGS.length), [...SMALL_HEAP_FLAGS]);
+  assert.equal(args.slice(-3), ['serve', '--data-dir', '/d']);
+});
+
+test('a size chosen in NODE_OPTIONS is not overridden; the other is still added', () => {
+  const { args } = serveCommandLine([], 'node', '--max-old-space-size=512 --trace-warnings');
+  assert.not.ok(args.some((a) => a.startsWith('--max-old-space-size')));
+  assert.ok(args.includes('--max-semi-space-size=1'));
+});
+
+test('V8 spellings with underscores count as chosen too', () => {
+  const { args } = serveCommandLine([], 'node', '--max_semi_space_size=4');
+  assert.not.ok(args.some((a) => a.startsWith('--max-semi-space-size')));
+  assert.ok(args.includes('--max-old-space-size=128'));
+});
+
+test('Deno and Bun get no V8 flags on the command line', () => {
+  for (const rt of ['deno', 'bun'] as const)
+    assert.not.ok(serveCommandLine([], rt, '').args.some((a) => a.startsWith('--max-')));
+});
+
+test.run();
