@@ -276,7 +276,11 @@ let reads: Awaited<ReturnType<typeof firstReads>>;
 let cli: Awaited<ReturnType<typeof cliTimes>>;
 try {
   await emptyNamespace();
-  for (let r = 0; r < ROUNDS; r++) rounds.push(await podRound(r));
+  for (let r = 0; r < ROUNDS; r++) {
+    rounds.push(await podRound(r));
+    // Each round as it ends, so a run cut short still tells what it measured.
+    console.error(`round ${r + 1}/${ROUNDS}: ${JSON.stringify(rounds[r])}`);
+  }
   reads = await firstReads();
   cli = await cliTimes();
 } finally {
