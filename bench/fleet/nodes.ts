@@ -11,6 +11,8 @@ import { type OutpostProcess, spawnOutpost } from '../../test/helpers/outpost-pr
 
 const root = join(import.meta.dirname, '../..');
 const BUNDLE = process.env.OUTPOST_BUNDLE ?? join(root, 'dist/outpost.mjs');
+/** Nodes whose fake runtimes one fake-cri process serves. */
+const SOCKETS_PER_RUNTIME = 10;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export interface FleetNode {
@@ -60,33 +62,41 @@ export async function startOutposts(o: FleetOptions): Promise<Fleet> {
   const agents: OutpostProcess[] = [];
   const sockets = o.names.map((n) => join(o.dir, n, 'cri.sock'));
   for (const n of o.names) mkdirSync(join(o.dir, n), { recursive: true });
-  const fake = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      join(root, 'bench/fake-cri/main.ts'),
-      ...sockets.flatMap((s) => ['--listen', `unix://${s}`]),
-    ],
-    { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  let out = '';
-  fake.stdout!.on('data', (d) => {
-    out += d;
-  });
+  // One fake-cri process per SOCKETS_PER_RUNTIME nodes: at 100 nodes one process for all of them
+  // was the bottleneck (CRI calls timing out after 30 s at load 120), not the nodes.
+  const fakes: { child: ChildProcess; out: string; sockets: number }[] = [];
+  for (let i = 0; i < sockets.length; i += SOCKETS_PER_RUNTIME) {
+    const group = sockets.slice(i, i + SOCKETS_PER_RUNTIME);
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        join(root, 'bench/fake-cri/main.ts'),
+        ...group.flatMap((s) => ['--listen', `unix://${s}`]),
+      ],
+      { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    const f = { child, out: '', sockets: group.length };
+    child.stdout!.on('data', (d) => {
+      f.out += d;
+    });
+    fakes.push(f);
+  }
   const stopAll = async () => {
     await Promise.all(agents.map((a) => a.kill9()));
-    await stopChild(fake);
+    await Promise.all(fakes.map((f) => stopChild(f.child)));
   };
   try {
-    for (
-      const end = Date.now() + 120_000;
-      (out.match(/^listening /gm) ?? []).length < sockets.length;
-      await sleep(200)
-    ) {
-      if (fake.exitCode !== null) throw new Error(`fake-cri exited ${fake.exitCode}`);
-      if (Date.now() > end) throw new Error('fake-cri: not listening within 120 s');
-    }
+    for (const f of fakes)
+      for (
+        const end = Date.now() + 120_000;
+        (f.out.match(/^listening /gm) ?? []).length < f.sockets;
+        await sleep(200)
+      ) {
+        if (f.child.exitCode !== null) throw new Error(`fake-cri exited ${f.child.exitCode}`);
+        if (Date.now() > end) throw new Error('fake-cri: not listening within 120 s');
+      }
     const nodes = await inBatches(o.names.length, 5, async (i) => {
       const name = o.names[i]!;
       const p = await spawnOutpost({
@@ -102,7 +112,7 @@ export async function startOutposts(o: FleetOptions): Promise<Fleet> {
       if ((i + 1) % 10 === 0) o.log(`${i + 1} Outposts started`);
       return { name, pid: p.pid, url: p.url };
     });
-    return { kind: 'outpost', nodes, helpers: [fake.pid!], stop: stopAll };
+    return { kind: 'outpost', nodes, helpers: fakes.map((f) => f.child.pid!), stop: stopAll };
   } catch (e) {
     await stopAll();
     throw e;
