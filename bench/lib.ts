@@ -1,6 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { Pool } from 'undici';
+import { openMetabase } from '#db/open.ts';
+import type { Pod } from '#lib/kube/types.ts';
+import { createStore } from '#lib/store/index.ts';
 
 /** Latency statistics in milliseconds. */
 export interface Stats {
@@ -103,4 +106,20 @@ export function printTable(header: string[], rows: (string | number)[][]): void 
         .join('')
         .trimEnd(),
     );
+}
+
+/** Writes `count` manifest pods `web-N` (busybox, node `bench`) into a new metabase in `dir`. */
+export function seedPods(dir: string, count: number): void {
+  const mb = openMetabase(dir);
+  const store = createStore(mb, { host: 'bench' });
+  for (let i = 0; i < count; i++) {
+    const pod: Pod = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: `web-${i}`, namespace: 'default', labels: { app: 'web' } },
+      spec: { nodeName: 'bench', containers: [{ name: 'main', image: 'outpost.local/busybox:latest' }] },
+    };
+    store.pods.put(pod, 'manifest');
+  }
+  mb.close();
 }

@@ -7,10 +7,7 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { openMetabase } from '#db/open.ts';
-import type { Pod } from '#lib/kube/types.ts';
-import { createStore } from '#lib/store/index.ts';
-import { printTable, rssMb, stats } from './lib.ts';
+import { printTable, rssMb, seedPods, stats } from './lib.ts';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 7);
 const IDLE_MS = Number(process.env.BENCH_IDLE_MS ?? 5000);
@@ -30,20 +27,7 @@ const RUNTIMES: Record<string, string[]> = {
   bun: [join(root, 'node_modules/.bin/bun')],
 };
 
-function seed(): void {
-  const mb = openMetabase(dir);
-  const store = createStore(mb, { host: 'bench' });
-  for (let i = 0; i < PODS; i++) {
-    const pod: Pod = {
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: { name: `web-${i}`, namespace: 'default', labels: { app: 'web' } },
-      spec: { nodeName: 'bench', containers: [{ name: 'main', image: 'outpost.local/busybox:latest' }] },
-    };
-    store.pods.put(pod, 'manifest');
-  }
-  mb.close();
-}
+const seed = (): void => seedPods(dir, PODS);
 
 /** CPU time (user + system) a process has used so far, from /proc. */
 function cpuMs(pid: number): number {

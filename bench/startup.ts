@@ -9,30 +9,14 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openMetabase } from '#db/open.ts';
-import type { Pod } from '#lib/kube/types.ts';
-import { createStore } from '#lib/store/index.ts';
-import { printTable, rssMb, stats } from './lib.ts';
+import { printTable, rssMb, seedPods, stats } from './lib.ts';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 15);
 const PODS = 10;
 const PORT = 20000 + (process.pid % 20000);
 const dir = mkdtempSync(join(tmpdir(), 'outpost-bench-startup-'));
 
-function seed(): void {
-  const mb = openMetabase(dir);
-  const store = createStore(mb, { host: 'bench' });
-  for (let i = 0; i < PODS; i++) {
-    const pod: Pod = {
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: { name: `web-${i}`, namespace: 'default', labels: { app: 'web' } },
-      spec: { nodeName: 'bench', containers: [{ name: 'main', image: 'outpost.local/busybox:latest' }] },
-    };
-    store.pods.put(pod, 'manifest');
-  }
-  mb.close();
-}
+const seed = (): void => seedPods(dir, PODS);
 
 /** Spawns `args` and polls `url` until it answers 200; the time from spawn to that answer. */
 async function firstAnswer(args: string[], url: string) {

@@ -2,7 +2,7 @@
 // lab): pods and ConfigMaps through its typed APIs with its default patch type (JSON patch) and the
 // other two it offers, a watch with its Watch class, logs, exec through its Exec class (WebSocket),
 // and a device read and patched through CustomObjectsApi (JSON patch, its default).
-import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Writable } from 'node:stream';
@@ -20,7 +20,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { CriClient } from '#lib/cri/client.ts';
 import { startTestAgent, type TestAgent } from '../helpers/agent.ts';
-import { labOrSkip, removeSandboxes, waitFor } from '../helpers/lab.ts';
+import { endLabSuite, labOrSkip, waitFor } from '../helpers/lab.ts';
 
 const lab = await labOrSkip('test/e2e/client-node.test.ts');
 if (lab) {
@@ -235,11 +235,7 @@ if (lab) {
   });
 
   test.after(async () => {
-    await agent.stop();
-    await removeSandboxes(cri, ns);
-    cri.close();
-    rmSync(dir, { recursive: true, force: true });
-    await lab.stop();
+    await endLabSuite({ agent, cri, ns, dir, lab });
   });
 }
 test.run();

@@ -1,14 +1,14 @@
 // Debian's python3-kubernetes against Outpost on a real containerd (the lab): client-python.py
 // runs ConfigMap and pod CRUD with the client's patch types, a watch (watch=True on the wire), logs,
 // exec with stdin written as WebSocket text frames, and a device patched (a JSON merge patch, this client's only type for custom objects).
-import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { CriClient } from '#lib/cri/client.ts';
 import { run, startTestAgent } from '../helpers/agent.ts';
-import { ci, labOrSkip, removeSandboxes } from '../helpers/lab.ts';
+import { ci, endLabSuite, labOrSkip } from '../helpers/lab.ts';
 
 const file = 'test/e2e/client-python.test.ts';
 // Debian's package is installed for Debian's interpreter, not whatever python3 is first on PATH.
@@ -77,11 +77,7 @@ if (lab) {
   });
 
   test.after(async () => {
-    await agent.stop();
-    await removeSandboxes(cri, ns);
-    cri.close();
-    rmSync(dir, { recursive: true, force: true });
-    await lab.stop();
+    await endLabSuite({ agent, cri, ns, dir, lab });
   });
 }
 test.run();

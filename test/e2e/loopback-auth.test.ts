@@ -3,14 +3,14 @@
 // it may still read; the real kubectl with the admin kubeconfig (https on the same port) applies,
 // execs and follows logs; curl reads over plain http; and only --anonymous-role admin brings back
 // the old behaviour, where that same pod's exec goes through.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { CriClient } from '#lib/cri/client.ts';
 import { kubectl, run, startTestAgent, type TestAgent } from '../helpers/agent.ts';
-import { labOrSkip, removeSandboxes, waitFor } from '../helpers/lab.ts';
+import { endLabSuite, labOrSkip, waitFor } from '../helpers/lab.ts';
 import { freePort } from '../helpers/outpost-process.ts';
 
 const lab = await labOrSkip('test/e2e/loopback-auth.test.ts');
@@ -107,11 +107,7 @@ if (lab) {
   });
 
   test.after(async () => {
-    await agent.stop();
-    await removeSandboxes(cri, ns);
-    cri.close();
-    rmSync(dir, { recursive: true, force: true });
-    await lab.stop();
+    await endLabSuite({ agent, cri, ns, dir, lab });
   });
 }
 test.run();

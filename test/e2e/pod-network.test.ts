@@ -4,7 +4,7 @@
 // network and a host-network pod, and its errors; the runtime's NetworkReady in /readyz?verbose
 // and `outpost doctor`.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,7 +14,7 @@ import { CriClient } from '#lib/cri/client.ts';
 import type { Pod } from '#lib/kube/types.ts';
 import { labNetwork } from '../../scripts/lab.ts';
 import { kubectl, outpost, startTestAgent } from '../helpers/agent.ts';
-import { labOrSkip, removeSandboxes, waitFor } from '../helpers/lab.ts';
+import { endLabSuite, labOrSkip, waitFor } from '../helpers/lab.ts';
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -191,11 +191,7 @@ if (lab) {
   });
 
   test.after(async () => {
-    await agent.stop();
-    await removeSandboxes(cri, ns);
-    cri.close();
-    rmSync(dir, { recursive: true, force: true });
-    await lab.stop();
+    await endLabSuite({ agent, cri, ns, dir, lab });
   });
 }
 test.run();

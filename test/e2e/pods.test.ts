@@ -1,5 +1,5 @@
 // The lifecycle manager on a real containerd (the lab), seen through the real kubectl.
-import { mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
@@ -8,7 +8,7 @@ import { CriClient } from '#lib/cri/client.ts';
 import type { Pod } from '#lib/kube/types.ts';
 import { nodeIP } from '#lib/pods/runtime/node-ip.ts';
 import { kubectl, startTestAgent, type TestAgent } from '../helpers/agent.ts';
-import { labOrSkip, removeSandboxes, waitFor } from '../helpers/lab.ts';
+import { endLabSuite, labOrSkip, waitFor } from '../helpers/lab.ts';
 
 const lab = await labOrSkip('test/e2e/pods.test.ts');
 if (lab) {
@@ -198,11 +198,7 @@ if (lab) {
   });
 
   test.after(async () => {
-    await agent.stop();
-    await removeSandboxes(cri, ns);
-    cri.close();
-    rmSync(dir, { recursive: true, force: true });
-    await lab.stop();
+    await endLabSuite({ agent, cri, ns, dir, lab });
   });
 }
 test.run();

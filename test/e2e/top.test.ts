@@ -1,13 +1,13 @@
 // `kubectl top pod` (with --containers) and `kubectl top node` against the real containerd (the
 // lab): metrics.k8s.io from CRI container stats and the host. Polls until metrics appear.
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { CriClient } from '#lib/cri/client.ts';
 import { kubectl, run, startTestAgent, type TestAgent } from '../helpers/agent.ts';
-import { labOrSkip, removeSandboxes, waitFor } from '../helpers/lab.ts';
+import { endLabSuite, labOrSkip, waitFor } from '../helpers/lab.ts';
 
 const lab = await labOrSkip('test/e2e/top.test.ts');
 if (lab) {
@@ -84,11 +84,7 @@ if (lab) {
 
   test.after(async () => {
     await kubectl(agent.url, ['delete', 'pod', 'busy', '-n', ns, '--grace-period=0']).catch(() => undefined);
-    await agent.stop();
-    await removeSandboxes(cri, ns);
-    cri.close();
-    rmSync(dir, { recursive: true, force: true });
-    await lab.stop();
+    await endLabSuite({ agent, cri, ns, dir, lab });
   });
 }
 test.run();

@@ -1,4 +1,5 @@
 // Shared set-up of the end-to-end suites: the containerd lab, or a skip (a failure under CI=true).
+import { rmSync } from 'node:fs';
 import { test } from 'uvu';
 import type { CriClient } from '#lib/cri/client.ts';
 import { type Lab, type LabOptions, startLab } from '../../scripts/lab.ts';
@@ -42,4 +43,22 @@ export async function removeSandboxes(cri: CriClient, ns: string): Promise<void>
     await cri.stopPodSandbox(s.id).catch(() => {});
     await cri.removePodSandbox(s.id).catch(() => {});
   }
+}
+
+/**
+ * A lab suite's usual end: stops its agent, removes the sandboxes of its namespace, closes its
+ * CRI client, removes its directory and stops the lab.
+ */
+export async function endLabSuite(s: {
+  agent: { stop(): Promise<void> };
+  cri: CriClient;
+  ns: string;
+  dir: string;
+  lab: Lab;
+}): Promise<void> {
+  await s.agent.stop();
+  await removeSandboxes(s.cri, s.ns);
+  s.cri.close();
+  rmSync(s.dir, { recursive: true, force: true });
+  await s.lab.stop();
 }
