@@ -221,6 +221,24 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
         });
   const mqttOptions = config.mqtt ? mqttClientOptions(config) : undefined;
   const dmi = new Dmi({ store, log: log.child({ module: 'dmi' }), socket: dmiSocketPath(config), clock });
+  // The LAN's view over MQTT: EventBus twin topics and Home Assistant discovery (off by default).
+  // Made before the API's dependencies, which copy its status function (the dashboard shows it).
+  const mqtt =
+    config.mqtt && mqttOptions
+      ? new MqttBridge({
+          url: config.mqtt,
+          client: mqttOptions,
+          node: config.nodeName,
+          topicPrefix: config.mqttTopicPrefix,
+          discoveryPrefix: config.mqttDiscoveryPrefix,
+          version: OUTPOST_VERSION,
+          store,
+          editDevice: (ns, name, change) => dmi.manager.editDevice(ns, name, change),
+          restartPod: (ns, name) => restartPod(deps, ns, name),
+          log: log.child({ module: 'mqtt' }),
+          now,
+        })
+      : undefined;
   // The runtime's NetworkReady, kept by the runtime module's health check.
   const network = new RuntimeNetwork();
   const deps: Deps = {
@@ -237,6 +255,7 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
     stats: cri ? new StatsCollector(cri, config.nodeName, now) : undefined,
     metrics,
     cloud,
+    mqtt: mqtt ? () => mqtt.status() : undefined,
     auth: security.auth,
     limits: defaultLimits(now, {
       exec: config.maxExecSessions,
@@ -334,23 +353,7 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
   // Devices: the DMI server for mappers, the registry reloaded from the metabase, pushes to mappers.
   supervisor.register({ name: 'dmi', policy: 'Always', run: (ctx) => dmi.run(ctx) });
   // The LAN's view over MQTT: EventBus twin topics and Home Assistant discovery (off by default).
-  if (config.mqtt && mqttOptions) {
-    const bridge = new MqttBridge({
-      url: config.mqtt,
-      client: mqttOptions,
-      node: config.nodeName,
-      topicPrefix: config.mqttTopicPrefix,
-      discoveryPrefix: config.mqttDiscoveryPrefix,
-      version: OUTPOST_VERSION,
-      store,
-      editDevice: (ns, name, change) => dmi.manager.editDevice(ns, name, change),
-      restartPod: (ns, name) => restartPod(deps, ns, name),
-      log: log.child({ module: 'mqtt' }),
-      now,
-    });
-    deps.mqtt = () => bridge.status();
-    supervisor.register({ name: 'mqtt', policy: 'Always', run: (ctx) => bridge.run(ctx) });
-  }
+  if (mqtt) supervisor.register({ name: 'mqtt', policy: 'Always', run: (ctx) => mqtt.run(ctx) });
   if (cri) {
     // Pods are served from the metabase whatever the runtime does; their RuntimeReachable
     // condition says whether what they show is live. Once the runtime answers, the pods module

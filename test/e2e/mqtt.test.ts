@@ -94,6 +94,18 @@ t(
   },
 );
 
+t('the dashboard summary shows the broker link (MqttConnected with the broker)', async () => {
+  const summary = async () => {
+    const res = await fetch(`${agent.url}/ui/parts/summary`, { headers: agent.admin });
+    return res.ok ? await res.text() : `${res.status}`;
+  };
+  const html = await waitFor(async () => {
+    const h = await summary();
+    return /MqttConnected/.test(h) && h.includes(`MQTT ${broker.url}`) ? h : undefined;
+  }, 90_000);
+  assert.ok(html, `the summary never showed the broker link:\n${await summary()}`);
+});
+
 t('twin reports on $hw/events/device/{id}/twin/update/document, delta and state/update', async () => {
   const doc = await waitFor(() => {
     for (const m of rec.on(/^\$hw\/events\/device\/thermometer\/twin\/update\/document$/)) {
