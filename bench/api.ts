@@ -10,7 +10,7 @@ import { createApp } from '#lib/app.ts';
 import type { Pod } from '#lib/kube/types.ts';
 import { silentLogger } from '#lib/log.ts';
 import { createStore } from '#lib/store/index.ts';
-import { load, printTable, rssMb, startAndWait, timeSync } from './lib.ts';
+import { load, offlineServeArgs, printTable, rssMb, startAndWait, stopChild, timeSync } from './lib.ts';
 
 const PODS = Number(process.env.BENCH_PODS ?? 1000);
 const GETS = Number(process.env.BENCH_GETS ?? 20000);
@@ -125,18 +125,7 @@ async function main() {
     process.execPath,
     // No container runtime here: this measures the offline read path, so the runtime and pods
     // modules back off quietly while reads are served (the agent is never "ready", by design).
-    [
-      'dist/outpost.mjs',
-      'serve',
-      '--listen',
-      `127.0.0.1:${PORT}`,
-      '--data-dir',
-      dir,
-      '--log-level',
-      'silent',
-      '--runtime-endpoint',
-      `unix://${dir}/no-runtime.sock`,
-    ],
+    offlineServeArgs('dist/outpost.mjs', PORT, dir, 'silent'),
     url,
     '/api/v1/namespaces/ns-7/pods/pod-0007',
   );
@@ -149,8 +138,7 @@ async function main() {
     accept: 'application/json;as=Table;v=v1;g=meta.k8s.io',
   });
   const loadedRss = rssMb(child.pid!);
-  child.kill('SIGTERM');
-  await new Promise((r) => child.once('exit', r));
+  await stopChild(child);
   rmSync(dir, { recursive: true, force: true });
 
   console.log(`\nOutpost read path, ${PODS} pods, node ${process.version}, ${new Date().toISOString()}\n`);

@@ -23,7 +23,7 @@ import { CriClient } from '#lib/cri/client.ts';
 import type { Pod } from '#lib/kube/types.ts';
 import { startLab, stopLab } from '../scripts/lab.ts';
 import { freePort } from '../test/helpers/outpost-process.ts';
-import { printTable, rssMb, startAndWait } from './lib.ts';
+import { printTable, rssMb, startAndWait, stopChild } from './lib.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const STARTS = Number(process.env.BENCH_STARTS ?? 10);
@@ -75,13 +75,6 @@ function writePods(dir: string, n: number): void {
   writeFileSync(join(dir, 'pods.json'), JSON.stringify({ apiVersion: 'v1', kind: 'List', items }));
 }
 
-async function stop(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((r) => child.once('exit', r));
-  child.kill(signal);
-  await exited;
-}
-
 const serveArgs = (dataDir: string, extra: string[]) => [
   ...NODE_FLAGS,
   BUNDLE,
@@ -129,7 +122,7 @@ async function floorRss(): Promise<number> {
   const f = await startAndWait(process.execPath, ['-e', FLOOR], `http://127.0.0.1:${FLOOR_PORT}`, '/');
   await sleep(2000);
   const rss = rssMb(f.child.pid!);
-  await stop(f.child);
+  await stopChild(f.child);
   return rss;
 }
 
@@ -169,7 +162,7 @@ async function podRound(r: number): Promise<PodRound> {
   const idle = await startAndWait(process.execPath, serveArgs(idleDir, none), url, '/api/v1/pods');
   await sleep(2000);
   const idleRss = await steadyRss(idle.child.pid!, 3000);
-  await stop(idle.child);
+  await stopChild(idle.child);
 
   // 20 pods with probes, one log follower, one watcher; then 100.
   writePods(manifests, 20);
@@ -187,8 +180,8 @@ async function podRound(r: number): Promise<PodRound> {
     const rss100 = await steadyRss(o.child.pid!);
     return { floor, idle: idleRss, rss20, rss100 };
   } finally {
-    for (const c of clients) await stop(c);
-    await stop(o.child);
+    for (const c of clients) await stopChild(c);
+    await stopChild(o.child);
     await emptyNamespace();
   }
 }
@@ -219,16 +212,16 @@ async function firstReads(): Promise<{ outpost: number[]; floor: number[] }> {
     ((await (await fetch(`${url}/api/v1/namespaces/${NS}/pods`)).json()) as { items: [] }).items.length < 10
   )
     await sleep(100);
-  await stop(seed.child);
+  await stopChild(seed.child);
   const outpost: number[] = [];
   const floor: number[] = [];
   for (let i = 0; i < STARTS; i++) {
     const f = await startAndWait(process.execPath, ['-e', FLOOR], `http://127.0.0.1:${FLOOR_PORT}`, '/');
     floor.push(f.readyMs);
-    await stop(f.child);
+    await stopChild(f.child);
     const o = await startAndWait(process.execPath, serveArgs(dataDir, none), url, '/api/v1/pods');
     outpost.push(o.readyMs);
-    await stop(o.child);
+    await stopChild(o.child);
   }
   return { outpost, floor };
 }
@@ -264,7 +257,7 @@ async function cliTimes() {
     }
     return t;
   } finally {
-    await stop(o.child);
+    await stopChild(o.child);
   }
 }
 

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Pool } from 'undici';
 import { openMetabase } from '#db/open.ts';
 import type { Pod } from '#lib/kube/types.ts';
@@ -123,3 +124,30 @@ export function seedPods(dir: string, count: number): void {
   }
   mb.close();
 }
+
+/** Stops `child` with `signal` and waits for its exit (at once if it is gone already). */
+export async function stopChild(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill(signal);
+  await exited;
+}
+
+/**
+ * The serve command line of `bundle` for the offline read path: node `bench`, data in `dir`, and
+ * no container runtime (the runtime and pods modules back off quietly while reads are served).
+ */
+export const offlineServeArgs = (bundle: string, port: number, dir: string, logLevel = 'info') => [
+  bundle,
+  'serve',
+  '--listen',
+  `127.0.0.1:${port}`,
+  '--data-dir',
+  dir,
+  '--node-name',
+  'bench',
+  '--runtime-endpoint',
+  `unix://${join(dir, 'no-containerd.sock')}`,
+  '--log-level',
+  logLevel,
+];

@@ -23,7 +23,7 @@ import type { Pod } from '#lib/kube/types.ts';
 import { buildContainerConfig, podSpecHash } from '#lib/pods/spec/container-config.ts';
 import { buildSandboxConfig } from '#lib/pods/worker/sandbox.ts';
 import { startLab, stopLab } from '../scripts/lab.ts';
-import { printTable, rssMb } from './lib.ts';
+import { printTable, rssMb, stopChild } from './lib.ts';
 
 const SIZES = (process.env.BENCH_SIZES ?? '10,50').split(',').map(Number);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -154,12 +154,7 @@ function startOutpost(dataDir: string, manifests: string): Outpost {
   return { child, t0 };
 }
 
-async function kill9(o: Outpost): Promise<void> {
-  if (o.child.exitCode !== null || o.child.signalCode !== null) return;
-  const exited = new Promise((r) => o.child.once('exit', r));
-  o.child.kill('SIGKILL');
-  await exited;
-}
+const kill9 = (o: Outpost): Promise<void> => stopChild(o.child, 'SIGKILL');
 
 type PodCheck = (p: Pod) => boolean;
 

@@ -7,7 +7,7 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { printTable, rssMb, seedPods, stats } from './lib.ts';
+import { offlineServeArgs, printTable, rssMb, seedPods, stats, stopChild } from './lib.ts';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 7);
 const IDLE_MS = Number(process.env.BENCH_IDLE_MS ?? 5000);
@@ -58,24 +58,11 @@ async function measure(cmd: string[], url: string) {
   const cpu = cpuMs(child.pid!);
   await new Promise((r) => setTimeout(r, IDLE_MS));
   const rss = rssMb(child.pid!);
-  const exited = new Promise((r) => child.once('exit', r));
-  child.kill('SIGTERM');
-  await exited;
+  await stopChild(child);
   return { ms, cpu, rss };
 }
 
-const serve = [
-  'dist/outpost.mjs',
-  'serve',
-  '--listen',
-  `127.0.0.1:${PORT}`,
-  '--data-dir',
-  dir,
-  '--node-name',
-  'bench',
-  '--runtime-endpoint',
-  `unix://${join(dir, 'no-containerd.sock')}`,
-];
+const serve = offlineServeArgs('dist/outpost.mjs', PORT, dir);
 
 async function main() {
   seed();

@@ -5,11 +5,11 @@
 // is read from /proc (the figure a busy shared machine distorts least). The anchor measured in the
 // same run is the floor: a bare `node` process answering its first HTTP request.
 // BENCH_RUNS=n (default 15); BENCH_COMPARE=other.mjs measures a second bundle in the same runs.
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { printTable, rssMb, seedPods, stats } from './lib.ts';
+import { offlineServeArgs, printTable, rssMb, seedPods, stats, stopChild } from './lib.ts';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 15);
 const PODS = 10;
@@ -52,30 +52,10 @@ function cpuMs(pid: number): number {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime, stime in USER_HZ (100)
 }
 
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((r) => child.once('exit', r));
-  child.kill('SIGTERM');
-  await exited;
-}
-
 const FLOOR = `require('node:http').createServer((q, s) => s.end('ok')).listen(${PORT}, '127.0.0.1')`;
 
 /** The serve command line of a bundle. */
-const serveArgs = (bundle: string) => [
-  bundle,
-  'serve',
-  '--listen',
-  `127.0.0.1:${PORT}`,
-  '--data-dir',
-  dir,
-  '--node-name',
-  'bench',
-  '--runtime-endpoint',
-  `unix://${join(dir, 'no-containerd.sock')}`,
-  '--log-level',
-  'info',
-];
+const serveArgs = (bundle: string) => offlineServeArgs(bundle, PORT, dir);
 
 async function main() {
   seed();
@@ -94,7 +74,7 @@ async function main() {
     const f = await firstAnswer(['-e', FLOOR], url);
     floor.push(f.ms);
     floorCpu.push(f.cpu);
-    await stop(f.child);
+    await stopChild(f.child);
     for (const b of bundles) {
       const o = await firstAnswer(serveArgs(b), `${url}/api/v1/pods`);
       first.get(b)!.push(o.ms);
@@ -104,7 +84,7 @@ async function main() {
         rss = rssMb(o.child.pid!);
         pods = ((await (await fetch(`${url}/api/v1/pods`)).json()) as { items: unknown[] }).items.length;
       }
-      await stop(o.child);
+      await stopChild(o.child);
     }
   }
   rmSync(dir, { recursive: true, force: true });
