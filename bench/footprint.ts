@@ -14,7 +14,8 @@
 // The lab is a private one (OUTPOST_BENCH_LAB, default /tmp/outpost-lab-footprint). BENCH_ROUNDS
 // (default 3) rounds of the pod phase, BENCH_STARTS (default 10) spawns per timing row,
 // OUTPOST_BUNDLE (default dist/outpost.mjs), BENCH_NODE_FLAGS (e.g. "--max-semi-space-size=1",
-// given to the agent's node only).
+// given to the agent's node only), BENCH_PARTS (default memory,start,cli: which groups of rows to
+// measure, so work on one part can re-measure it alone).
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -30,6 +31,10 @@ const STARTS = Number(process.env.BENCH_STARTS ?? 10);
 const LAB_DIR = process.env.OUTPOST_BENCH_LAB ?? '/tmp/outpost-lab-footprint';
 const BUNDLE = process.env.OUTPOST_BUNDLE ?? 'dist/outpost.mjs';
 const NODE_FLAGS = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);
+const PARTS = new Set((process.env.BENCH_PARTS ?? 'memory,start,cli').split(',').map((p) => p.trim()));
+for (const p of PARTS)
+  if (!['memory', 'start', 'cli'].includes(p))
+    throw new Error(`BENCH_PARTS: ${p} is not memory, start or cli`);
 // Ports the kernel hands out (a port derived from the PID once met another helper's agent).
 const PORT = await freePort();
 const FLOOR_PORT = await freePort();
@@ -266,17 +271,17 @@ const spread = (xs: number[], d = 1) =>
   `${median(xs).toFixed(d)} (${Math.min(...xs).toFixed(d)}-${Math.max(...xs).toFixed(d)})`;
 
 const rounds: PodRound[] = [];
-let reads: Awaited<ReturnType<typeof firstReads>>;
-let cli: Awaited<ReturnType<typeof cliTimes>>;
+let reads: Awaited<ReturnType<typeof firstReads>> | undefined;
+let cli: Awaited<ReturnType<typeof cliTimes>> | undefined;
 try {
   await emptyNamespace();
-  for (let r = 0; r < ROUNDS; r++) {
+  for (let r = 0; PARTS.has('memory') && r < ROUNDS; r++) {
     rounds.push(await podRound(r));
     // Each round as it ends, so a run cut short still tells what it measured.
     console.error(`round ${r + 1}/${ROUNDS}: ${JSON.stringify(rounds[r])}`);
   }
-  reads = await firstReads();
-  cli = await cliTimes();
+  if (PARTS.has('start')) reads = await firstReads();
+  if (PARTS.has('cli')) cli = await cliTimes();
 } finally {
   await emptyNamespace().catch(() => {});
   cri.close();
@@ -294,61 +299,74 @@ const ratio = (f: (r: PodRound) => number) =>
     rounds.map((r) => f(r) / r.floor),
     2,
   );
+const memoryRows = PARTS.has('memory')
+  ? [
+      [
+        'RSS idle, runtime absent (MB)',
+        col((r) => r.idle),
+        col((r) => r.floor),
+        ratio((r) => r.idle),
+        'YurtHub 35-40',
+        '-',
+      ],
+      [
+        'RSS, 20 pods, probes, logs -f, get -w (MB)',
+        col((r) => r.rss20),
+        col((r) => r.floor),
+        ratio((r) => r.rss20),
+        'edgecore 61.3 at 5, 74.1 at 40 pods',
+        '<= 60',
+      ],
+      ['RSS, 100 pods (MB)', col((r) => r.rss100), col((r) => r.floor), ratio((r) => r.rss100), '-', '-'],
+      ['RSS growth 20 -> 100 pods (MB)', col((r) => r.rss100 - r.rss20), '-', '-', '-', '<= 15'],
+    ]
+  : [];
+const rd = reads;
+const startRows = rd
+  ? [
+      [
+        'spawn -> first cached read (ms)',
+        spread(rd.outpost),
+        `${spread(rd.floor)} bare node server`,
+        spread(
+          rd.outpost.map((v, i) => v / rd.floor[i]!),
+          2,
+        ),
+        '-',
+        '<= 1.5x',
+      ],
+    ]
+  : [];
+const cl = cli;
+const cliRows = cl
+  ? [
+      [
+        '`outpost get pods -A`, 100 pods (ms)',
+        spread(cl.get),
+        `${spread(cl.kubectl)} kubectl`,
+        spread(
+          cl.get.map((v, i) => v / cl.kubectl[i]!),
+          2,
+        ),
+        '-',
+        '<= 2x',
+      ],
+      [
+        '`outpost --version` (ms)',
+        spread(cl.version),
+        `${spread(cl.node)} node -e 1`,
+        spread(
+          cl.version.map((v, i) => v / cl.node[i]!),
+          2,
+        ),
+        '-',
+        '<= 1.5x',
+      ],
+    ]
+  : [];
 printTable(
   ['what', 'Outpost', 'anchor (same run)', 'ratio', 'published anchor', 'target'],
-  [
-    [
-      'RSS idle, runtime absent (MB)',
-      col((r) => r.idle),
-      col((r) => r.floor),
-      ratio((r) => r.idle),
-      'YurtHub 35-40',
-      '-',
-    ],
-    [
-      'RSS, 20 pods, probes, logs -f, get -w (MB)',
-      col((r) => r.rss20),
-      col((r) => r.floor),
-      ratio((r) => r.rss20),
-      'edgecore 61.3 at 5, 74.1 at 40 pods',
-      '<= 60',
-    ],
-    ['RSS, 100 pods (MB)', col((r) => r.rss100), col((r) => r.floor), ratio((r) => r.rss100), '-', '-'],
-    ['RSS growth 20 -> 100 pods (MB)', col((r) => r.rss100 - r.rss20), '-', '-', '-', '<= 15'],
-    [
-      'spawn -> first cached read (ms)',
-      spread(reads.outpost),
-      `${spread(reads.floor)} bare node server`,
-      spread(
-        reads.outpost.map((v, i) => v / reads.floor[i]!),
-        2,
-      ),
-      '-',
-      '<= 1.5x',
-    ],
-    [
-      '`outpost get pods -A`, 100 pods (ms)',
-      spread(cli.get),
-      `${spread(cli.kubectl)} kubectl`,
-      spread(
-        cli.get.map((v, i) => v / cli.kubectl[i]!),
-        2,
-      ),
-      '-',
-      '<= 2x',
-    ],
-    [
-      '`outpost --version` (ms)',
-      spread(cli.version),
-      `${spread(cli.node)} node -e 1`,
-      spread(
-        cli.version.map((v, i) => v / cli.node[i]!),
-        2,
-      ),
-      '-',
-      '<= 1.5x',
-    ],
-  ],
+  [...memoryRows, ...startRows, ...cliRows],
 );
 console.log(
   '\nratios: Outpost / anchor per round (memory) or per spawn pair (times), then median (min-max).',
