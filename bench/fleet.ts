@@ -18,6 +18,7 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import type { Pod } from '#lib/kube/types.ts';
 import { type ControlPlane, startControlPlane } from '../scripts/cloud/plane.ts';
+import { adminHeaders } from '../test/helpers/agent.ts';
 import {
   AuditReader,
   auditFlags,
@@ -352,15 +353,22 @@ async function outage(
   await plane.stopApiserver();
   await sleep(Math.min(30_000, (OUTAGE * 60_000) / 4));
   let restarted = 0;
+  let refused = '';
   for (const n of fleet.nodes) {
     const pod = picks.get(n.name);
     if (!pod || !n.url) continue;
-    const r = await fetch(`${n.url}/api/v1/namespaces/${NS}/pods/${pod}/restart`, { method: 'POST' }).catch(
-      () => undefined,
-    );
-    if (r?.ok) restarted += 1;
+    // A restart is a write: it takes the node's admin credential (callers without one are viewers).
+    const r = await fetch(`${n.url}/api/v1/namespaces/${NS}/pods/${pod}/restart`, {
+      method: 'POST',
+      headers: adminHeaders(n.url),
+    }).catch((e: Error) => e);
+    if (r instanceof Response && r.ok) restarted += 1;
+    else refused ||= r instanceof Response ? `${r.status} ${await r.text()}` : String(r);
   }
-  if (fleet.kind === 'outpost') log(`${kind}: restarted ${restarted} pods (one per node) while cut off`);
+  if (fleet.kind === 'outpost')
+    log(
+      `${kind}: restarted ${restarted} of ${picks.size} pods (one per node) while cut off${refused ? `; first refusal: ${refused}` : ''}`,
+    );
   await sleep(Math.max(0, tCut + OUTAGE * 60_000 - Date.now()));
   await plane.startApiserver();
   const tBack = Date.now();
@@ -420,7 +428,8 @@ async function outage(
     listsPerNodeByKind: obj(perNode(lists, NODES)),
     requestsPerNodeInRecovery: round(reqs.length / NODES),
   };
-  if (fleet.kind === 'outpost') result.delivery = await delivery(plane, fleet, picks);
+  if (fleet.kind === 'outpost')
+    result.delivery = { restartsAccepted: restarted, ...(await delivery(plane, fleet, picks)) };
   else
     result.delivery =
       'not counted (kubelet keeps no count of what it wrote; its event broadcaster drops events after retries)';
@@ -553,7 +562,7 @@ function report(s: Record<string, unknown>): void {
   const d = (o?.outage as { delivery?: Record<string, number> } | undefined)?.delivery;
   if (d)
     console.log(
-      `\nOutpost, written while cut off: ${d.eventsWritten} event counts on the nodes, ${d.eventsReceived} in the API server; ${d.statusesMatching}/${d.podsRestartedWhileCut} restarted pods' statuses match`,
+      `\nOutpost, written while cut off: ${d.eventsWritten} event counts on the nodes, ${d.eventsReceived} in the API server; ${d.restartsAccepted}/${d.podsRestartedWhileCut} restarts accepted by the nodes, ${d.statusesMatching} restarted pods' statuses match`,
     );
   const json = JSON.stringify(s);
   if (JSON_FILE) writeFileSync(JSON_FILE, `${JSON.stringify(s, null, 2)}\n`);
