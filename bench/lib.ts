@@ -9,8 +9,10 @@ import { createStore } from '#lib/store/index.ts';
 /** Latency statistics in milliseconds. */
 export interface Stats {
   n: number;
+  min: number;
   p50: number;
   p99: number;
+  max: number;
   mean: number;
   perSecond: number;
 }
@@ -20,8 +22,10 @@ export function stats(samplesMs: number[], wallMs: number): Stats {
   const q = (p: number) => s[Math.min(s.length - 1, Math.floor(p * s.length))]!;
   return {
     n: s.length,
+    min: s[0]!,
     p50: q(0.5),
     p99: q(0.99),
+    max: s[s.length - 1]!,
     mean: s.reduce((a, b) => a + b, 0) / s.length,
     perSecond: (s.length / wallMs) * 1000,
   };
