@@ -1,5 +1,6 @@
 #!/bin/sh
-# Installs the Outpost release this script sits in: the bundle and its native addon in /opt/outpost,
+# Installs the Outpost release this script sits in: the bundle (outpost.mjs and its chunks/) and its
+# native addon in /opt/outpost,
 # the systemd unit in /etc/systemd/system, an empty manifests folder in /etc/outpost/manifests.
 # Run as root from the unpacked tarball: sudo ./install.sh. It checks first that this board's Node
 # can load the addon, so a board it cannot run on is left untouched. An upgrade replaces
@@ -35,7 +36,17 @@ fi
 mkdir -p "$(dirname "$prefix")" "$unit_dir" "$config_dir/manifests"
 rm -rf "$prefix.new"
 mkdir "$prefix.new"
-cp -R "$here/outpost.mjs" "$here/node_modules" "$prefix.new/"
+cp -R "$here/outpost.mjs" "$here/chunks" "$here/node_modules" "$prefix.new/"
+# The bundle is an entry and chunks it imports when a command needs them (docs/architecture.md): an
+# agent of the previous release that runs until its restart may still import one of its own. Keep
+# that release's chunks (the ones its chunks.list names, one release back only) beside the new ones.
+ls "$here/chunks" >"$prefix.new/chunks.list"
+if [ -f "$prefix/chunks.list" ]; then
+  while read -r chunk; do
+    [ -e "$prefix.new/chunks/$chunk" ] || [ ! -f "$prefix/chunks/$chunk" ] ||
+      cp "$prefix/chunks/$chunk" "$prefix.new/chunks/"
+  done <"$prefix/chunks.list"
+fi
 if [ -e "$prefix" ]; then
   rm -rf "$prefix.old"
   mv "$prefix" "$prefix.old"

@@ -1,9 +1,12 @@
 #!/usr/bin/env node
-// Bundles Outpost into one file, dist/outpost.mjs, for small ARM boards: only the native
-// better-sqlite3 addon stays external (on Node it must sit in node_modules beside the bundle; Deno
-// and Bun use their built-in SQLite and need nothing beside it).
-import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+// Bundles Outpost for small ARM boards: the entry dist/outpost.mjs (what every command runs) and
+// the chunks it imports, dist/chunks/*.mjs (code splitting: modules a command loads with
+// `await import()` and code shared between them). A command compiles only the entry and the chunks
+// it loads, not all of Outpost (docs/performance.md). Only the native better-sqlite3 addon stays
+// external (on Node it must sit in node_modules beside the bundle; Deno and Bun use their built-in
+// SQLite and need nothing beside it).
+import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { build } from 'esbuild';
 
 // zod bundles every locale's error messages (~250 KiB minified) for `z.config(z.locales.xx())`;
@@ -38,10 +41,18 @@ const drizzleOpensNothing = {
   },
 };
 
+const ENTRY = 'dist/outpost.mjs';
+const CHUNKS = 'dist/chunks';
+
 const started = Date.now();
 const result = await build({
-  entryPoints: ['bin/outpost.ts'],
-  outfile: 'dist/outpost.mjs',
+  entryPoints: { outpost: 'bin/outpost.ts' },
+  outdir: 'dist',
+  outExtension: { '.js': '.mjs' },
+  splitting: true,
+  // Named by content: an entry and its chunks always belong together, and a process that started
+  // before a rebuild still finds the chunks it has not loaded yet until the next build's clean-up.
+  chunkNames: 'chunks/[name]-[hash]',
   bundle: true,
   platform: 'node',
   target: 'node20.18',
@@ -51,7 +62,8 @@ const result = await build({
   sourcemap: 'linked',
   legalComments: 'none',
   external: ['better-sqlite3'],
-  // CommonJS dependencies call require() for Node built-ins; give the ESM bundle one.
+  // CommonJS dependencies call require() for Node built-ins; give every output file (entry and
+  // chunks: each is its own module scope) one.
   banner: {
     js: "import { createRequire as __outpostRequire } from 'node:module'; const require = __outpostRequire(import.meta.url);",
   },
@@ -59,21 +71,30 @@ const result = await build({
   logLevel: 'warning',
   plugins: [zodEnglishOnly, drizzleOpensNothing],
 });
-chmodSync('dist/outpost.mjs', 0o755);
-// One character above U+00FF anywhere in the file makes V8 hold the whole source as a two-byte
-// string: 6.9 MB of heap for the 3.4 MB bundle instead of 3.4 (docs/performance.md). esbuild
-// escapes strings but not String.raw templates, so check the result.
-const text = readFileSync('dist/outpost.mjs', 'utf8');
-const wide = /[\u0100-\uffff]/.exec(text);
-if (wide) {
-  const code = `\\u${wide[0].charCodeAt(0).toString(16).padStart(4, '0')}`;
-  const near = JSON.stringify(text.slice(Math.max(0, wide.index - 60), wide.index + 20));
-  console.error(
-    `dist/outpost.mjs holds ${JSON.stringify(wide[0])} near ${near}: write it ${code} in the source`,
-  );
-  process.exit(1);
+chmodSync(ENTRY, 0o755);
+const outputs = Object.keys(result.metafile.outputs).filter((f) => f.endsWith('.mjs'));
+// Chunks of earlier builds: nothing refers to them any more.
+const current = new Set(outputs);
+for (const f of existsSync(CHUNKS) ? readdirSync(CHUNKS) : [])
+  if (!current.has(`${CHUNKS}/${f}`) && !current.has(`${CHUNKS}/${f.replace(/\.map$/, '')}`))
+    rmSync(join(CHUNKS, f));
+// One character above U+00FF anywhere in a file makes V8 hold that whole source as a two-byte
+// string: 6.9 MB of heap for the 3.4 MB one-file bundle instead of 3.4 (docs/performance.md).
+// esbuild escapes strings but not String.raw templates, so check every output file.
+for (const file of outputs) {
+  const text = readFileSync(file, 'utf8');
+  const wide = /[\u0100-\uffff]/.exec(text);
+  if (wide) {
+    const code = `\\u${wide[0].charCodeAt(0).toString(16).padStart(4, '0')}`;
+    const near = JSON.stringify(text.slice(Math.max(0, wide.index - 60), wide.index + 20));
+    console.error(`${file} holds ${JSON.stringify(wide[0])} near ${near}: write it ${code} in the source`);
+    process.exit(1);
+  }
 }
-// Which input costs how many bytes of the bundle: `node scripts/bundle-cost.mjs` reads this.
+// Which input costs how many bytes of which output: `node scripts/bundle-cost.mjs` reads this.
 writeFileSync('dist/outpost.meta.json', JSON.stringify(result.metafile));
-const bytes = result.metafile.outputs['dist/outpost.mjs'].bytes;
-console.log(`built dist/outpost.mjs (${(bytes / 1024).toFixed(0)} KiB) in ${Date.now() - started} ms`);
+const kib = (f) => (result.metafile.outputs[f].bytes / 1024).toFixed(0);
+const total = outputs.reduce((n, f) => n + result.metafile.outputs[f].bytes, 0);
+console.log(
+  `built ${ENTRY} (${kib(ENTRY)} KiB) and ${outputs.length - 1} chunks in ${CHUNKS} (${(total / 1024).toFixed(0)} KiB in all) in ${Date.now() - started} ms`,
+);

@@ -1,4 +1,5 @@
-// `npm run release`: one bundle, then per architecture a tarball with the bundle, better-sqlite3's
+// `npm run release`: one build, then per architecture a tarball with the bundle (the entry
+// outpost.mjs and its chunks/*.mjs, scripts/build.mjs), better-sqlite3's
 // addon cross-compiled for each supported Node ABI, the systemd unit and the install script:
 // release/outpost-<version>-linux-<arch>.tar.gz and release/SHA256SUMS.
 //
@@ -11,6 +12,7 @@ import {
   cpSync,
   existsSync,
   mkdirSync,
+  readdirSync,
   readFileSync,
   rmSync,
   writeFileSync,
@@ -52,6 +54,9 @@ if (!args.includes('--no-build')) {
 }
 const bundle = join(root, 'dist/outpost.mjs');
 if (!existsSync(bundle)) throw new Error('dist/outpost.mjs is missing: run npm run build');
+// The chunks the entry imports, statically or when a command needs them (no source maps).
+const chunksDir = join(root, 'dist/chunks');
+const chunks = readdirSync(chunksDir).filter((f) => f.endsWith('.mjs'));
 
 // Addons: one build per architecture (each compiles SQLite once, then better-sqlite3 per Node ABI),
 // as many at once as there are cores; a cold build takes minutes, so progress is printed per step
@@ -133,11 +138,13 @@ writeFileSync(join(out, 'SHA256SUMS'), `${sums.join('\n')}\n`);
 for (const s of sizes) log(s);
 log(`wrote ${out}/SHA256SUMS; done in ${secs(started)}`);
 
-/** The tarball's one folder: bundle, unit, install script, and a minimal better-sqlite3. */
+/** The tarball's one folder: bundle (entry and chunks), unit, install script, and a minimal better-sqlite3. */
 function stageFolder(t: Target, dir: string): void {
   const mod = join(dir, 'node_modules');
   mkdirSync(mod, { recursive: true });
+  mkdirSync(join(dir, 'chunks'));
   copyFileSync(bundle, join(dir, 'outpost.mjs'));
+  for (const f of chunks) copyFileSync(join(chunksDir, f), join(dir, 'chunks', f));
   copyFileSync(join(root, 'deploy/outpost.service'), join(dir, 'outpost.service'));
   copyFileSync(join(root, 'deploy/install.sh'), join(dir, 'install.sh'));
   chmodSync(join(dir, 'outpost.mjs'), 0o755);

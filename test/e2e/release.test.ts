@@ -5,7 +5,16 @@
 // kill -9 and restart keep every pod, device and status. Emulation is slow: every wait polls for an
 // outcome with a generous deadline; nothing asserts on how long anything took.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -101,6 +110,10 @@ if (missing.length > 0) {
         [name],
       );
       const want = ['outpost.mjs', 'install.sh', 'outpost.service', 'node_modules/bindings/bindings.js'];
+      // The entry's chunks (scripts/build.mjs): every one the build made, no source maps.
+      for (const f of readdirSync(join(root, 'dist/chunks')))
+        if (f.endsWith('.mjs')) want.push(`chunks/${f}`);
+        else assert.ok(!files.includes(`${name}/chunks/${f}\n`), `${f} is not in ${name}.tar.gz`);
       for (const node of t.nodes)
         want.push(
           `node_modules/better-sqlite3/lib/binding/node-v${abiOf(node)}-linux-${t.nodeArch}/better_sqlite3.node`,
@@ -207,6 +220,37 @@ if (missing.length > 0) {
       );
       writeFileSync(join(manifests, 'devices.yaml'), DEVICES);
     });
+
+    // The shell logic is the same on every board: checked once, on the machine's own architecture.
+    if (!target.qemu)
+      step(`install.sh over an install keeps the previous release's chunks, one release back`, () => {
+        const reinstall = () => {
+          const r = spawnSync('sh', [join(dir, `outpost-${version}-linux-${target.name}/install.sh`)], {
+            encoding: 'utf8',
+            env: {
+              ...process.env,
+              NODE: join(dir, 'node'),
+              OUTPOST_PREFIX: prefix,
+              OUTPOST_UNIT_DIR: join(dir, 'systemd'),
+              OUTPOST_CONFIG_DIR: config,
+            },
+          });
+          assert.is(r.status, 0, r.stdout + r.stderr);
+        };
+        // A previous release whose agent still runs and may import its own chunk-OLD.mjs.
+        writeFileSync(join(prefix, 'chunks/chunk-OLD.mjs'), 'export {};\n');
+        writeFileSync(
+          join(prefix, 'chunks.list'),
+          `chunk-OLD.mjs\n${readFileSync(join(prefix, 'chunks.list'))}`,
+        );
+        reinstall();
+        assert.ok(existsSync(join(prefix, 'chunks/chunk-OLD.mjs')), "the previous release's chunk is kept");
+        assert.ok(!readFileSync(join(prefix, 'chunks.list'), 'utf8').includes('chunk-OLD.mjs'));
+        reinstall();
+        assert.ok(!existsSync(join(prefix, 'chunks/chunk-OLD.mjs')), 'two releases back is gone');
+        for (const f of readdirSync(join(root, 'dist/chunks')))
+          if (f.endsWith('.mjs')) assert.ok(existsSync(join(prefix, 'chunks', f)), f);
+      });
 
     step(`the metabase is created and migrated, the manifests load`, async () => {
       await start(true);
