@@ -51,6 +51,26 @@ export interface Listable<T extends KubeObject> {
   table(items: readonly T[], now: number, opts: ToTableOptions): Table;
   /** The item's JSON as a list item (see `listItem`), when the store keeps it encoded. */
   encode?(item: T): string;
+  /** The item's JSON whole (kind and apiVersion included), as a watch event carries it. */
+  encodeObject?(item: T): string;
+}
+
+/**
+ * Each event's line as JSON watchers send it, encoded once however many watchers send it: the
+ * hub hands the same event object to every watcher of the resource, and with a store that keeps
+ * the object encoded (pods) no watcher serializes it at all.
+ */
+const eventLines = new WeakMap<object, Uint8Array>();
+const utf8 = new TextEncoder();
+
+function eventLine<T extends KubeObject>(r: Listable<T>, ev: WatchEvent<T>): Uint8Array {
+  let line = eventLines.get(ev);
+  if (!line) {
+    const object = r.encodeObject ? r.encodeObject(ev.object) : JSON.stringify(ev.object);
+    line = utf8.encode(`{"type":${JSON.stringify(ev.type)},"object":${object}}\n`);
+    eventLines.set(ev, line);
+  }
+  return line;
 }
 
 const truthy = (v: string | undefined) => v !== undefined && v !== '' && v !== '0' && v !== 'false';
@@ -201,13 +221,15 @@ function watch<T extends KubeObject>(
             await s.write(`${JSON.stringify({ type: ev.type, object: ev.object })}\n`);
             continue;
           }
-          const object = table
-            ? r.table([ev.object], now(), {
-                includeObject,
-                resourceVersion: String(ev.rv),
-                noHeaders: !first,
-              })
-            : ev.object;
+          if (!table) {
+            await s.write(eventLine(r, ev));
+            continue;
+          }
+          const object = r.table([ev.object], now(), {
+            includeObject,
+            resourceVersion: String(ev.rv),
+            noHeaders: !first,
+          });
           first = false;
           await s.write(`${JSON.stringify({ type: ev.type, object })}\n`);
         }

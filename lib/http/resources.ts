@@ -29,6 +29,7 @@ export const podsResource = (store: Store): Listable<Pod> => ({
   },
   table: (items, now, opts) => podTable(items, now, opts),
   encode: (pod) => store.pods.encodeItem(pod),
+  encodeObject: (pod) => store.pods.encode(pod),
 });
 
 /** Events as a listable resource, with the involved object pushed into SQL. */

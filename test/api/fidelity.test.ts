@@ -117,4 +117,34 @@ test('the lists deletecollection answers and the node list carry their items as 
   assert.is(nodes.items[0].apiVersion, undefined);
 });
 
+test('every watcher of a change gets the same event, its object whole as a GET answers it', async () => {
+  const { app, store } = testApp();
+  await app.request('/api/v1/namespaces/default/pods', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: pod('a'),
+  });
+  const rv = store.rv.current;
+  const watches = await Promise.all([
+    app.request(`/api/v1/pods?watch=1&resourceVersion=${rv}`),
+    app.request(`/api/v1/namespaces/default/pods?watch=1&resourceVersion=${rv}`),
+  ]);
+  const uid = store.pods.record('default', 'a')!.uid;
+  store.pods.setStatus(uid, { phase: 'Running', message: 'watched' });
+  const [a, b] = await Promise.all(watches.map((w) => lines(w, 1)));
+  assert.equal(a, b);
+  assert.is(a![0]!.type, 'MODIFIED');
+  const got = (await (await app.request('/api/v1/namespaces/default/pods/a')).json()) as any;
+  assert.equal(a![0]!.object, got);
+  assert.is(got.kind, 'Pod');
+  assert.is(got.status.message, 'watched');
+  // A removal carries the pod as it was last, at the removal's resourceVersion.
+  const again = await app.request(`/api/v1/pods?watch=1&resourceVersion=${store.rv.current}`);
+  store.pods.remove('default', 'a');
+  const [gone] = await lines(again, 1);
+  assert.is(gone!.type, 'DELETED');
+  assert.is(gone!.object.metadata.name, 'a');
+  assert.is(gone!.object.metadata.resourceVersion, String(store.rv.current));
+});
+
 test.run();
