@@ -13,13 +13,17 @@
 //
 // The lab is a private one (OUTPOST_BENCH_LAB, default /tmp/outpost-lab-footprint). BENCH_ROUNDS
 // (default 3) rounds of the pod phase, BENCH_STARTS (default 10) spawns per timing row,
-// OUTPOST_BUNDLE (default dist/outpost.mjs), BENCH_NODE_FLAGS (e.g. "--max-semi-space-size=1",
-// given to the agent's node only), BENCH_PARTS (default memory,start,cli: which groups of rows to
-// measure, so work on one part can re-measure it alone).
+// OUTPOST_BUNDLE (default dist/outpost.mjs), BENCH_PARTS (default memory,start,cli: which groups of
+// rows to measure, so work on one part can re-measure it alone). The agent runs as
+// deploy/outpost.service and `outpost supervise` run it: with their V8 sizes (SMALL_HEAP_FLAGS;
+// BENCH_NODE_FLAGS replaces them, empty for none) and malloc settings (SMALL_MALLOC_ENV;
+// BENCH_MALLOC=glibc leaves glibc's defaults).
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { adminKubeconfigPath } from '#lib/auth/admin.ts';
+import { SMALL_HEAP_FLAGS, SMALL_MALLOC_ENV } from '#lib/cli/supervise.ts';
 import { CriClient } from '#lib/cri/client.ts';
 import type { Pod } from '#lib/kube/types.ts';
 import { startLab, stopLab } from '../scripts/lab.ts';
@@ -30,7 +34,10 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const STARTS = Number(process.env.BENCH_STARTS ?? 10);
 const LAB_DIR = process.env.OUTPOST_BENCH_LAB ?? '/tmp/outpost-lab-footprint';
 const BUNDLE = process.env.OUTPOST_BUNDLE ?? 'dist/outpost.mjs';
-const NODE_FLAGS = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);
+const NODE_FLAGS = (process.env.BENCH_NODE_FLAGS ?? SMALL_HEAP_FLAGS.join(' ')).split(' ').filter(Boolean);
+const MALLOC_ENV = process.env.BENCH_MALLOC === 'glibc' ? {} : SMALL_MALLOC_ENV;
+/** The agent's environment: the bench's, with the unit's malloc settings. */
+const agentEnv = { ...process.env, ...MALLOC_ENV };
 const PARTS = new Set((process.env.BENCH_PARTS ?? 'memory,start,cli').split(',').map((p) => p.trim()));
 for (const p of PARTS)
   if (!['memory', 'start', 'cli'].includes(p))
@@ -149,11 +156,17 @@ async function emptyNamespace(): Promise<void> {
   }
 }
 
-const kubectl = (args: string[]) =>
-  spawn('kubectl', ['--server', url, ...args], {
-    stdio: ['ignore', 'ignore', 'ignore'],
-    env: { ...process.env, HOME: kubectlHome },
-  });
+// Reads go anonymously; `logs` needs credentials: the data directory's admin kubeconfig (https on
+// the same port).
+const kubectl = (args: string[], dataDir?: string) =>
+  spawn(
+    'kubectl',
+    [...(dataDir ? ['--kubeconfig', adminKubeconfigPath(dataDir)] : ['--server', url]), ...args],
+    {
+      stdio: ['ignore', 'ignore', 'ignore'],
+      env: { ...process.env, HOME: kubectlHome },
+    },
+  );
 
 async function podRound(r: number): Promise<PodRound> {
   const dir = join(work, `round-${r}`);
@@ -164,7 +177,7 @@ async function podRound(r: number): Promise<PodRound> {
   // Idle: empty metabase, no runtime at the endpoint.
   const idleDir = join(dir, 'idle');
   const none = ['--runtime-endpoint', `unix://${join(dir, 'none.sock')}`];
-  const idle = await startAndWait(process.execPath, serveArgs(idleDir, none), url, '/api/v1/pods');
+  const idle = await startAndWait(process.execPath, serveArgs(idleDir, none), url, '/api/v1/pods', agentEnv);
   await sleep(2000);
   const idleRss = await steadyRss(idle.child.pid!, 3000);
   await stopChild(idle.child);
@@ -172,12 +185,24 @@ async function podRound(r: number): Promise<PodRound> {
   // 20 pods with probes, one log follower, one watcher; then 100.
   writePods(manifests, 20);
   const extra = ['--runtime-endpoint', lab.endpoint, '--manifests', manifests];
-  const o = await startAndWait(process.execPath, serveArgs(join(dir, 'data'), extra), url, '/api/v1/pods');
+  const o = await startAndWait(
+    process.execPath,
+    serveArgs(join(dir, 'data'), extra),
+    url,
+    '/api/v1/pods',
+    agentEnv,
+  );
   const clients: ChildProcess[] = [];
   try {
     await untilRunning(20, o.child);
-    clients.push(kubectl(['-n', NS, 'logs', '-f', 'fp-000']), kubectl(['get', 'pods', '-A', '-w']));
+    clients.push(
+      kubectl(['-n', NS, 'logs', '-f', 'fp-000'], join(dir, 'data')),
+      kubectl(['get', 'pods', '-A', '-w']),
+    );
     await sleep(12_000); // every probe has run at least once more; the clients are streaming
+    // A client refused (403, say) exits at once, and the row would measure no streaming at all.
+    const gone = clients.find((c) => c.exitCode !== null);
+    if (gone) throw new Error(`kubectl ${gone.spawnargs.slice(3).join(' ')} exited with ${gone.exitCode}`);
     const rss20 = await steadyRss(o.child.pid!);
     writePods(manifests, 100);
     await untilRunning(100, o.child);
@@ -212,6 +237,7 @@ async function firstReads(): Promise<{ outpost: number[]; floor: number[] }> {
     serveArgs(dataDir, [...none, '--manifests', manifests]),
     url,
     '/api/v1/pods',
+    agentEnv,
   );
   while (
     ((await (await fetch(`${url}/api/v1/namespaces/${NS}/pods`)).json()) as { items: [] }).items.length < 10
@@ -224,7 +250,7 @@ async function firstReads(): Promise<{ outpost: number[]; floor: number[] }> {
     const f = await startAndWait(process.execPath, ['-e', FLOOR], `http://127.0.0.1:${FLOOR_PORT}`, '/');
     floor.push(f.readyMs);
     await stopChild(f.child);
-    const o = await startAndWait(process.execPath, serveArgs(dataDir, none), url, '/api/v1/pods');
+    const o = await startAndWait(process.execPath, serveArgs(dataDir, none), url, '/api/v1/pods', agentEnv);
     outpost.push(o.readyMs);
     await stopChild(o.child);
   }
@@ -289,7 +315,11 @@ try {
   if (!process.env.BENCH_KEEP_LAB) await stopLab({ dir: LAB_DIR, log: () => {} });
 }
 
-const flags = NODE_FLAGS.length ? `, agent node flags: ${NODE_FLAGS.join(' ')}` : '';
+const flags = `, agent node flags: ${NODE_FLAGS.join(' ') || 'none'}, malloc: ${
+  Object.entries(MALLOC_ENV)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(' ') || 'glibc defaults'
+}`;
 console.log(
   `\nOutpost footprint (${BUNDLE}${flags}); node ${process.version}, ${new Date().toISOString()}; median (min-max) of ${ROUNDS} rounds (memory) and ${STARTS} spawns (times)\n`,
 );

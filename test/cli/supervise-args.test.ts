@@ -1,7 +1,9 @@
-// The command line `outpost supervise` runs its child with: the small-heap V8 sizes unless chosen.
+// The command line `outpost supervise` runs its child with: the small-heap V8 sizes unless chosen;
+// its environment: the malloc settings and a compile cache unless chosen; the same as the unit's.
+import { readFileSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { SMALL_HEAP_FLAGS, serveCommandLine } from '#lib/cli/supervise.ts';
+import { childEnvDefaults, SMALL_HEAP_FLAGS, SMALL_MALLOC_ENV, serveCommandLine } from '#lib/cli/supervise.ts';
 
 test('the child gets the small-heap V8 sizes before the entry file and the serve flags', () => {
   const { command, args } = serveCommandLine(['--data-dir', '/d'], 'node', '');
@@ -25,6 +27,22 @@ test('V8 spellings with underscores count as chosen too', () => {
 test('Deno and Bun get no V8 flags on the command line', () => {
   for (const rt of ['deno', 'bun'] as const)
     assert.not.ok(serveCommandLine([], rt, '').args.some((a) => a.startsWith('--max-')));
+});
+
+test('the child inherits the malloc settings and a compile cache where the caller chose none', () => {
+  const env: NodeJS.ProcessEnv = {};
+  childEnvDefaults(env, '/tmp/x');
+  assert.is(env.MALLOC_MMAP_THRESHOLD_, '32768');
+  assert.is(env.NODE_COMPILE_CACHE, '/tmp/x/node-compile-cache');
+  const chosen: NodeJS.ProcessEnv = { MALLOC_MMAP_THRESHOLD_: '131072', NODE_COMPILE_CACHE: '/c' };
+  childEnvDefaults(chosen, '/tmp/x');
+  assert.equal(chosen, { MALLOC_MMAP_THRESHOLD_: '131072', NODE_COMPILE_CACHE: '/c' });
+});
+
+test('the systemd unit sets the same V8 sizes and malloc settings as outpost supervise', () => {
+  const unit = readFileSync(new URL('../../deploy/outpost.service', import.meta.url), 'utf8');
+  assert.ok(unit.includes(`Environment="NODE_OPTIONS=${SMALL_HEAP_FLAGS.join(' ')}"`));
+  for (const [k, v] of Object.entries(SMALL_MALLOC_ENV)) assert.ok(unit.includes(`Environment=${k}=${v}\n`), k);
 });
 
 test.run();
