@@ -21,19 +21,21 @@ export function createApp(given: AppDeps): Hono<AppEnv> {
   const deps: Deps = { ...given, auth: given.auth ?? {}, limits: given.limits ?? defaultLimits(given.now) };
   const app = new Hono<AppEnv>();
   if (deps.metrics) app.use(httpMetrics(deps.metrics));
+  const entries = Object.entries(deps) as [keyof Deps, never][];
   app.use(async (c, next) => {
-    for (const [key, value] of Object.entries(deps)) c.set(key as keyof Deps, value as never);
+    for (const [key, value] of entries) c.set(key, value);
     await next();
   });
   app.use(guard());
-  app.use(
-    bodyLimit({
-      maxSize: deps.limits.maxBodyBytes,
-      onError: () => {
-        throw tooLarge(`request body exceeds the limit of ${deps.limits.maxBodyBytes} bytes`);
-      },
-    }),
-  );
+  const limitBody = bodyLimit({
+    maxSize: deps.limits.maxBodyBytes,
+    onError: () => {
+      throw tooLarge(`request body exceeds the limit of ${deps.limits.maxBodyBytes} bytes`);
+    },
+  });
+  // GET and HEAD carry no body, and on Node asking a request for its body builds a whole fetch
+  // Request (Headers, AbortController): the largest per-request cost of a read.
+  app.use((c, next) => (c.req.method === 'GET' || c.req.method === 'HEAD' ? next() : limitBody(c, next)));
   if (deps.cloud) app.use(mergeCloudDiscovery());
   for (const route of routes) {
     for (const method of METHODS) {

@@ -35,7 +35,9 @@ const audited = (method: string, path: string) => MUTATING.has(method) || /\/exe
  */
 export const guard = () =>
   createMiddleware<AppEnv>(async (c, next) => {
-    const { auth, limits } = c.var;
+    // c.get, not c.var: every read of c.var copies all the request's variables into a new object.
+    const auth = c.get('auth');
+    const limits = c.get('limits');
     const req = incoming(c.env);
     const ip = req?.socket.remoteAddress;
     const path = c.req.path;
@@ -46,8 +48,8 @@ export const guard = () =>
         /^\/(?:pods|devices)\/([^/]+)\/([^/]+)/.exec(path) ??
         /\/namespaces\/([^/]+)\/[^/]+\/?$/.exec(path);
       const command = c.req.queries('command');
-      c.var.store.audit.record({
-        at: new Date(c.var.now()).toISOString(),
+      c.get('store').audit.record({
+        at: new Date(c.get('now')()).toISOString(),
         user: principal?.user ?? 'system:unauthenticated',
         role: principal?.role ?? 'none',
         source: ip ?? null,
@@ -108,7 +110,8 @@ export const guard = () =>
       throw tooLarge(`request body of ${length} bytes exceeds the limit of ${limits.maxBodyBytes}`);
     if (!isAudited) return next();
     // Out of space: refuse before acting, rather than act and fail to record it.
-    if (c.var.store.disk.full) throw c.var.store.disk.unavailable();
+    const { disk } = c.get('store');
+    if (disk.full) throw disk.unavailable();
     let code = 500;
     try {
       await next();

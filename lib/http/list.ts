@@ -120,7 +120,7 @@ export function listOrWatch<T extends KubeObject>(
   const rv = String(page.resourceVersion);
   const token = next ? Buffer.from(JSON.stringify(next)).toString('base64url') : undefined;
   if (wantsTable(c)) {
-    return c.json(r.table(items, c.var.now(), { includeObject, resourceVersion: rv, continue: token }));
+    return c.json(r.table(items, c.get('now')(), { includeObject, resourceVersion: rv, continue: token }));
   }
   const metadata: Record<string, string> = { resourceVersion: rv };
   if (token) metadata.continue = token;
@@ -169,7 +169,9 @@ function watch<T extends KubeObject>(
   matches: (obj: T) => boolean,
   includeObject: IncludeObject,
 ) {
-  const { store, shutdown, now } = c.var;
+  const store = c.get('store');
+  const shutdown = c.get('shutdown');
+  const now = c.get('now');
   const table = wantsTable(c);
   const rv = q.resourceVersion ? Number(q.resourceVersion) : 0;
   const initial: WatchEvent<T>[] = [];

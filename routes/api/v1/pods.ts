@@ -4,5 +4,5 @@ import { podsResource } from '#lib/http/resources.ts';
 
 /** List or watch pods in every namespace (`kubectl get pods -A`). */
 export const GET = factory.createHandlers(query(listQuery), (c) =>
-  listOrWatch(c, podsResource(c.var.store), undefined, c.req.valid('query')),
+  listOrWatch(c, podsResource(c.get('store')), undefined, c.req.valid('query')),
 );

@@ -8,7 +8,7 @@ import { writeQuery } from '#lib/http/write-options.ts';
 
 /** List or watch the pods of one namespace. */
 export const GET = factory.createHandlers(query(listQuery), (c) =>
-  listOrWatch(c, podsResource(c.var.store), param(c, 'ns'), c.req.valid('query')),
+  listOrWatch(c, podsResource(c.get('store')), param(c, 'ns'), c.req.valid('query')),
 );
 
 /** Create a pod (kubectl run, create, apply); it runs through the lifecycle manager like a manifest pod. */

@@ -11,7 +11,7 @@ import { parseIncludeObject } from '#lib/kube/table.ts';
 /** One pod: the stored spec with its latest status merged (a Table when kubectl asks for one). */
 export const GET = factory.createHandlers((c) => {
   const name = param(c, 'name');
-  const found = c.var.store.pods.getEncoded(param(c, 'ns'), name);
+  const found = c.get('store').pods.getEncoded(param(c, 'ns'), name);
   if (!found) throw notFound('pods', name);
   const { pod, json } = found;
   if (wantsTable(c)) {
