@@ -63,6 +63,31 @@ export interface Listable<T extends KubeObject> {
 const eventLines = new WeakMap<object, Uint8Array>();
 const utf8 = new TextEncoder();
 
+/** The same for Table watchers (kubectl get -w), by the table's options: one row rendered per event. */
+const tableLines = new WeakMap<object, Map<string, Uint8Array>>();
+
+function tableLine<T extends KubeObject>(
+  r: Listable<T>,
+  ev: WatchEvent<T>,
+  includeObject: IncludeObject,
+  noHeaders: boolean,
+  now: () => number,
+): Uint8Array {
+  let lines = tableLines.get(ev);
+  if (!lines) {
+    lines = new Map();
+    tableLines.set(ev, lines);
+  }
+  const key = `${includeObject}:${noHeaders}`;
+  let line = lines.get(key);
+  if (!line) {
+    const object = r.table([ev.object], now(), { includeObject, resourceVersion: String(ev.rv), noHeaders });
+    line = utf8.encode(`${JSON.stringify({ type: ev.type, object })}\n`);
+    lines.set(key, line);
+  }
+  return line;
+}
+
 function eventLine<T extends KubeObject>(r: Listable<T>, ev: WatchEvent<T>): Uint8Array {
   let line = eventLines.get(ev);
   if (!line) {
@@ -227,13 +252,8 @@ function watch<T extends KubeObject>(
             await s.write(eventLine(r, ev));
             continue;
           }
-          const object = r.table([ev.object], now(), {
-            includeObject,
-            resourceVersion: String(ev.rv),
-            noHeaders: !first,
-          });
+          await s.write(tableLine(r, ev, includeObject, !first, now));
           first = false;
-          await s.write(`${JSON.stringify({ type: ev.type, object })}\n`);
         }
         if (open) await new Promise<void>((resolve) => (wake = resolve));
         wake = undefined;

@@ -147,4 +147,32 @@ test('every watcher of a change gets the same event, its object whole as a GET a
   assert.is(gone!.object.metadata.resourceVersion, String(store.rv.current));
 });
 
+test('Table watchers (kubectl get -w) of a change get the same row, headers with their first', async () => {
+  const { app, store } = testApp();
+  await app.request('/api/v1/namespaces/default/pods', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: pod('a'),
+  });
+  const accept = { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json' };
+  const watchTable = () =>
+    app.request(`/api/v1/pods?watch=1&resourceVersion=${store.rv.current}`, { headers: accept });
+  const watches = await Promise.all([watchTable(), watchTable()]);
+  const uid = store.pods.record('default', 'a')!.uid;
+  store.pods.setStatus(uid, { phase: 'Running' });
+  store.pods.setStatus(uid, { phase: 'Succeeded' });
+  const [a, b] = await Promise.all(watches.map((w) => lines(w, 2)));
+  assert.equal(a, b);
+  assert.is(a![0]!.object.kind, 'Table');
+  assert.ok(a![0]!.object.columnDefinitions.length > 0);
+  assert.equal(a![1]!.object.columnDefinitions, []);
+  assert.equal(
+    a!.map((e) => [e.type, e.object.rows[0].cells[0], e.object.rows[0].cells[2]]),
+    [
+      ['MODIFIED', 'a', 'Running'],
+      ['MODIFIED', 'a', 'Succeeded'],
+    ],
+  );
+});
+
 test.run();
