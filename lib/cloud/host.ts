@@ -2,7 +2,8 @@
 // identity from /etc/machine-id and /proc, pressure from kubelet's default hard eviction thresholds
 // (memory.available < 100Mi, nodefs.available < 10%, pid usage > 90%).
 import { readFileSync, statfsSync } from 'node:fs';
-import { arch, cpus, hostname, networkInterfaces, release, totalmem } from 'node:os';
+import { arch, cpus, hostname, release, totalmem } from 'node:os';
+import { nodeIPv4 } from '#lib/pods/runtime/node-ip.ts';
 
 /** A node's facts at one moment. */
 export interface HostFacts {
@@ -40,14 +41,6 @@ function osImage(): string {
   return m?.[1] ?? 'Linux';
 }
 
-/** The first non-loopback IPv4 address (kubelet's default InternalIP). */
-export function internalIP(): string | undefined {
-  for (const addrs of Object.values(networkInterfaces())) {
-    for (const a of addrs ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
-  }
-  return undefined;
-}
-
 function memAvailable(): number {
   const m = /^MemAvailable:\s+(\d+) kB$/m.exec(read('/proc/meminfo') ?? '');
   return m ? Number(m[1]) * 1024 : 0;
@@ -68,7 +61,7 @@ export function readHost(dataDir: string): HostFacts {
   const loadavg = read('/proc/loadavg')?.split(' ')[3]?.split('/')[1];
   return {
     hostname: hostname().toLowerCase(),
-    internalIP: internalIP(),
+    internalIP: nodeIPv4(),
     cpu: cpus().length,
     memoryBytes: totalmem(),
     memoryAvailableBytes: memAvailable(),

@@ -24,6 +24,8 @@ export interface Deps {
   log: Logger;
   now: () => number;
   nodeName: string;
+  /** --node-ip: the address the Node reports (InternalIP); detected from the default route without it. */
+  nodeIp?: string | undefined;
   /** Aborted when the server shuts down, so long-lived streams (watch, logs -f) end cleanly. */
   shutdown: AbortSignal;
   /** Per-module state, for /healthz, /readyz and metrics. */

@@ -1,7 +1,8 @@
 import { readdirSync, readFileSync, statfsSync } from 'node:fs';
-import { arch, cpus, freemem, hostname, networkInterfaces, release, totalmem } from 'node:os';
+import { arch, cpus, freemem, hostname, release, totalmem } from 'node:os';
 import { dirname } from 'node:path';
 import type { Node } from '#lib/kube/printers/nodes.ts';
+import { nodeIPv4 } from '#lib/pods/runtime/node-ip.ts';
 import { KUBE_MINOR, OUTPOST_VERSION } from '#lib/version.ts';
 import type { AppContext } from './env.ts';
 
@@ -15,13 +16,9 @@ function osImage(): string {
   }
 }
 
-function addresses(): { type: string; address: string }[] {
-  const out = [] as { type: string; address: string }[];
-  for (const list of Object.values(networkInterfaces()))
-    for (const a of list ?? [])
-      if (!a.internal && a.family === 'IPv4') out.push({ type: 'InternalIP', address: a.address });
-  out.push({ type: 'Hostname', address: hostname() });
-  return out;
+function addresses(nodeIp: string | undefined): { type: string; address: string }[] {
+  const ip = nodeIp ?? nodeIPv4();
+  return [...(ip ? [{ type: 'InternalIP', address: ip }] : []), { type: 'Hostname', address: hostname() }];
 }
 
 function disk(path: string): { total: number; free: number } {
@@ -139,7 +136,7 @@ export async function describeNode(c: AppContext): Promise<Node> {
         ),
         { ...condition('Ready', false, 'KubeletReady', 'Outpost is posting ready status'), status: 'True' },
       ],
-      addresses: addresses(),
+      addresses: addresses(c.var.nodeIp),
       daemonEndpoints: { kubeletEndpoint: { Port: 10250 } },
       nodeInfo: {
         machineID: readSafe('/etc/machine-id'),

@@ -25,7 +25,8 @@ export interface PodManagerOptions {
   nodeName: string;
   dataDir: string;
   prober: Prober;
-  hostIP?: string;
+  /** --node-ip: what host-network pods report as their IP (default: the node's detected IPv4). */
+  hostIP?: string | undefined;
   /** Pods worked on at once (default 32). */
   parallelism?: number;
   /** How often the runtime is relisted to notice exits (default 1 s). */
