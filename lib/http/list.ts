@@ -237,7 +237,7 @@ function watch<T extends KubeObject>(
       wake?.();
     };
     s.onAbort(stop);
-    shutdown.addEventListener('abort', stop, { once: true });
+    const leave = onShutdown(shutdown, stop);
     const timer = q.timeoutSeconds ? setTimeout(stop, q.timeoutSeconds * 1000) : undefined;
     let first = true;
     try {
@@ -261,9 +261,38 @@ function watch<T extends KubeObject>(
     } finally {
       clearTimeout(timer);
       unsubscribe();
-      shutdown.removeEventListener('abort', stop);
+      leave();
     }
   });
+}
+
+/**
+ * The live watches' ends, by shutdown signal: one `abort` listener per signal however many watches
+ * are open (an AbortSignal with more than ten listeners makes Node warn of a leak).
+ */
+const watchesBySignal = new WeakMap<AbortSignal, Set<() => void>>();
+
+function onShutdown(signal: AbortSignal, stop: () => void): () => void {
+  if (signal.aborted) {
+    stop();
+    return () => {};
+  }
+  let stops = watchesBySignal.get(signal);
+  if (!stops) {
+    const all = new Set<() => void>();
+    signal.addEventListener(
+      'abort',
+      () => {
+        for (const end of all) end();
+        all.clear();
+      },
+      { once: true },
+    );
+    watchesBySignal.set(signal, all);
+    stops = all;
+  }
+  stops.add(stop);
+  return () => stops.delete(stop);
 }
 
 type Outgoing<T> = WatchEvent<T> | { type: 'BOOKMARK'; rv: number; object: unknown };

@@ -175,4 +175,30 @@ test('Table watchers (kubectl get -w) of a change get the same row, headers with
   );
 });
 
+test('many watches share one shutdown listener (no leak warning) and all end with the server', async () => {
+  const shutdown = new AbortController();
+  const { app } = testApp({ shutdown: shutdown.signal });
+  const warnings: Error[] = [];
+  const warned = (w: Error) => warnings.push(w);
+  process.on('warning', warned);
+  try {
+    const watches = await Promise.all(
+      Array.from({ length: 15 }, () => app.request('/api/v1/pods?watch=1&resourceVersion=0')),
+    );
+    // Each watch has answered (headers sent) and waits for changes.
+    for (const w of watches) assert.is(w.status, 200);
+    shutdown.abort();
+    const ends = await Promise.all(watches.map((w) => w.text()));
+    assert.equal(ends, new Array(15).fill(''));
+    // A warning is emitted on the next tick: give it one.
+    await new Promise((r) => setImmediate(r));
+    assert.equal(
+      warnings.filter((w) => w.name === 'MaxListenersExceededWarning'),
+      [],
+    );
+  } finally {
+    process.off('warning', warned);
+  }
+});
+
 test.run();
