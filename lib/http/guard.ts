@@ -15,6 +15,16 @@ const incoming = (env: unknown): IncomingMessage | undefined =>
 const isLoopback = (ip: string | undefined) =>
   !ip || ip === '::1' || ip.startsWith('127.') || ip.startsWith('::ffff:127.');
 
+/**
+ * Whether a request came over plain http from another machine: what it carries crossed the network
+ * in clear. Loopback, the local unix socket, TLS and hosts without a Node socket (tests) do not count.
+ */
+export function inClearFromAfar(env: unknown, url: string): boolean {
+  const req = incoming(env);
+  if (!req || isLocalSocket(req.socket) || new URL(url).protocol === 'https:') return false;
+  return !isLoopback(req.socket.remoteAddress);
+}
+
 /** The dashboard's token cookie (`outpost_token`), if the request carries one. */
 export const UI_COOKIE = 'outpost_token';
 const uiToken = (header: string | undefined): string | undefined => {
