@@ -25,6 +25,11 @@ interface PodRow {
   patch: string | null;
 }
 
+interface KeyRow {
+  uid: string;
+  resource_version: number;
+}
+
 export interface PodRecord {
   uid: string;
   namespace: string;
@@ -55,6 +60,7 @@ export class PodStore {
   readonly #outbox: OutboxStore | undefined;
   readonly #byName: Statement<[string, string], PodRow>;
   readonly #byUid: Statement<[string], PodRow>;
+  readonly #statements = new Map<string, Statement<(string | number)[], unknown>>();
   /**
    * Served pods by uid, valid for one resourceVersion: the merge and the JSON encoding are done
    * once per change instead of once per read. The metabase stays the only source of truth.
@@ -135,7 +141,12 @@ export class PodStore {
     return row && toRecord(row);
   }
 
-  /** Served pods in (namespace, name) order, with the resourceVersion the list is consistent at. */
+  /**
+   * Served pods in (namespace, name) order, with the resourceVersion the list is consistent at.
+   * The keys and resourceVersions are read first: the pods this store served at that version (every
+   * pod it wrote, and every pod read since) come from the cache, without reading and parsing their
+   * objects again; the others are read as they are now.
+   */
   list(opts: ListOptions = {}): { items: Pod[]; resourceVersion: number } {
     const where: string[] = [];
     const params: (string | number)[] = [];
@@ -147,13 +158,44 @@ export class PodStore {
       where.push('(p.namespace, p.name) > (?, ?)');
       params.push(...opts.after);
     }
-    let sql = `${SELECT}${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY p.namespace, p.name`;
+    let tail = `${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY p.namespace, p.name`;
     if (opts.limit !== undefined) {
-      sql += ' LIMIT ?';
+      tail += ' LIMIT ?';
       params.push(opts.limit);
     }
-    const rows = this.#sqlite.prepare<(string | number)[], PodRow>(sql).all(...params);
-    return { items: rows.map((r) => this.#serve(r).pod), resourceVersion: this.#rv.current };
+    const keys = this.#statement<KeyRow>(`SELECT p.uid, p.resource_version FROM pods p${tail}`).all(
+      ...params,
+    );
+    const items: Pod[] = [];
+    const missing: number[] = [];
+    for (const k of keys) {
+      const hit = this.#served.get(k.uid);
+      if (hit && hit.rv === k.resource_version) items.push(hit.pod);
+      else missing.push(items.push(undefined as unknown as Pod) - 1);
+    }
+    if (missing.length > keys.length / 4) {
+      // Mostly unread (the first list after a start): one query for all of them.
+      const rows = this.#statement<PodRow>(`${SELECT}${tail}`).all(...params);
+      return { items: rows.map((r) => this.#serve(r).pod), resourceVersion: this.#rv.current };
+    }
+    for (const i of missing) {
+      const row = this.#byUid.get(keys[i]!.uid);
+      if (row) items[i] = this.#serve(row).pod;
+    }
+    return {
+      items: missing.length ? items.filter((p) => p !== undefined) : items,
+      resourceVersion: this.#rv.current,
+    };
+  }
+
+  /** A prepared statement per SQL text (the few shapes list() builds), prepared once. */
+  #statement<R>(sql: string): Statement<(string | number)[], R> {
+    let st = this.#statements.get(sql);
+    if (!st) {
+      st = this.#sqlite.prepare<(string | number)[], unknown>(sql);
+      this.#statements.set(sql, st);
+    }
+    return st as Statement<(string | number)[], R>;
   }
 
   /** The uids of the stored pods (of one node), without reading their objects: the relist's hot path. */
