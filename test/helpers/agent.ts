@@ -68,26 +68,33 @@ export async function startTestAgent(
   } = {},
 ): Promise<TestAgent> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'outpost-test-'));
-  const config = resolveServeConfig(
-    {
-      listen: '127.0.0.1:0',
-      dataDir,
-      manifests: opts.manifests,
-      nodeName: opts.nodeName ?? 'edge-1',
-      logLevel: 'silent',
-      runtimeEndpoint: opts.runtimeEndpoint,
-      // The node API (with --cloud) on a free port, never the shared 10250.
-      kubeletPort: 0,
-      ...opts.flags,
-    },
-    {},
-  );
-  const clock = opts.now ? { ...systemClock, now: opts.now } : systemClock;
-  const agent = await startAgent(config, opts.log ?? silentLogger, {
-    clock,
-    runPods: opts.runtimeEndpoint !== undefined,
-    ...opts.agent,
-  });
+  // A start that fails (a refused flag, say) leaves no temporary data directory behind.
+  let agent: Awaited<ReturnType<typeof startAgent>>;
+  try {
+    const config = resolveServeConfig(
+      {
+        listen: '127.0.0.1:0',
+        dataDir,
+        manifests: opts.manifests,
+        nodeName: opts.nodeName ?? 'edge-1',
+        logLevel: 'silent',
+        runtimeEndpoint: opts.runtimeEndpoint,
+        // The node API (with --cloud) on a free port, never the shared 10250.
+        kubeletPort: 0,
+        ...opts.flags,
+      },
+      {},
+    );
+    const clock = opts.now ? { ...systemClock, now: opts.now } : systemClock;
+    agent = await startAgent(config, opts.log ?? silentLogger, {
+      clock,
+      runPods: opts.runtimeEndpoint !== undefined,
+      ...opts.agent,
+    });
+  } catch (e) {
+    if (!opts.dataDir) rmSync(dataDir, { recursive: true, force: true });
+    throw e;
+  }
   const unregister = registerAdmin(agent.url, dataDir);
   const token = adminToken(dataDir);
   return {
