@@ -1,19 +1,9 @@
-import { Agent, request } from 'undici';
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Status } from '#lib/kube/status.ts';
+import { CliError } from './errors.ts';
 
-/** A failure the CLI prints the way kubectl does and exits non-zero for. */
-export class CliError extends Error {
-  override name = 'CliError';
-  constructor(
-    message: string,
-    readonly exitCode = 1,
-  ) {
-    super(message);
-  }
-}
-
-/** An invalid flag, argument or environment value: exit code 2, before anything is asked of the server. */
-export const usageError = (message: string): CliError => new CliError(message, 2);
+export { CliError, usageError } from './errors.ts';
 
 export interface ClientOptions {
   server: string;
@@ -30,23 +20,43 @@ export function statusLine(status: Partial<Status>, httpCode: number): string {
   return `Error from server (${reason}): ${status.message ?? `an error on the server (HTTP ${httpCode})`}`;
 }
 
-/** A thin HTTP client for Outpost's API that turns Status answers and refused connections into CliErrors. */
+/** A response body: a stream of Buffers (`for await`, `destroy()`), or read whole. */
+export type ResponseBody = IncomingMessage & { text(): Promise<string>; json(): Promise<unknown> };
+
+export interface ApiResponse {
+  statusCode: number;
+  body: ResponseBody;
+}
+
+// As long as undici's defaults, which this client used before: a connection must open within 5 s,
+// and an answer may be silent for at most 300 s between two chunks (unless bodyTimeout says otherwise).
+const CONNECT_TIMEOUT_MS = 5000;
+const IDLE_TIMEOUT_MS = 300_000;
+
+/**
+ * A thin HTTP client for Outpost's API that turns Status answers and refused connections into
+ * CliErrors. node:http and node:https, not undici: a command compiles the client with the rest of
+ * its modules at every start, and undici is 520 KiB of it (docs/performance.md).
+ */
 export class ApiClient {
   readonly #server: URL;
   readonly #headers: Record<string, string>;
-  readonly #dispatcher: Agent;
+  readonly #agent: HttpAgent;
+  readonly #request: typeof httpRequest;
 
   constructor(opts: ClientOptions) {
     this.#server = new URL(opts.server);
     const tls = opts.tls ?? {};
-    this.#dispatcher = new Agent({
-      connect: {
-        timeout: 5000,
-        ...(tls.ca ? { ca: tls.ca } : {}),
-        ...(tls.cert ? { cert: tls.cert } : {}),
-        ...(tls.key ? { key: tls.key } : {}),
-      },
-    });
+    const https = this.#server.protocol === 'https:';
+    this.#agent = https
+      ? new HttpsAgent({
+          keepAlive: true,
+          ...(tls.ca ? { ca: tls.ca } : {}),
+          ...(tls.cert ? { cert: tls.cert } : {}),
+          ...(tls.key ? { key: tls.key } : {}),
+        })
+      : new HttpAgent({ keepAlive: true });
+    this.#request = https ? httpsRequest : httpRequest;
     this.#headers = opts.token ? { authorization: `Bearer ${opts.token}` } : {};
   }
 
@@ -63,23 +73,49 @@ export class ApiClient {
       /** Longest silence allowed between body chunks, in ms; 0 for streams that may idle (logs -f). */
       bodyTimeout?: number;
     } = {},
-  ) {
+  ): Promise<ApiResponse> {
     const url = new URL(path, this.#server);
     for (const [k, v] of Object.entries(opts.query ?? {})) {
       for (const item of Array.isArray(v) ? v : v === undefined ? [] : [v]) url.searchParams.append(k, item);
     }
-    let res: Awaited<ReturnType<typeof request>>;
+    const payload = opts.body === undefined ? undefined : JSON.stringify(opts.body);
+    let res: IncomingMessage;
     try {
-      res = await request(url, {
-        method: method as 'GET',
-        dispatcher: this.#dispatcher,
-        headers: {
-          ...this.#headers,
-          accept: opts.accept ?? 'application/json',
-          ...(opts.body === undefined ? {} : { 'content-type': opts.contentType ?? 'application/json' }),
-        },
-        ...(opts.body === undefined ? {} : { body: JSON.stringify(opts.body) }),
-        ...(opts.bodyTimeout === undefined ? {} : { bodyTimeout: opts.bodyTimeout }),
+      res = await new Promise<IncomingMessage>((resolve, reject) => {
+        const req = this.#request(url, {
+          method,
+          agent: this.#agent,
+          headers: {
+            ...this.#headers,
+            accept: opts.accept ?? 'application/json',
+            ...(payload === undefined
+              ? {}
+              : {
+                  'content-type': opts.contentType ?? 'application/json',
+                  'content-length': Buffer.byteLength(payload),
+                }),
+          },
+        });
+        const connect = setTimeout(
+          () => req.destroy(Object.assign(new Error('Connect Timeout Error'), { code: 'ETIMEDOUT' })),
+          CONNECT_TIMEOUT_MS,
+        );
+        req.once('socket', (socket) => {
+          const connected = () => clearTimeout(connect);
+          if (socket.connecting) socket.once(https(url) ? 'secureConnect' : 'connect', connected);
+          else connected();
+        });
+        const idle = opts.bodyTimeout ?? IDLE_TIMEOUT_MS;
+        if (idle > 0)
+          req.setTimeout(idle, () =>
+            req.destroy(Object.assign(new Error('the server went silent'), { code: 'ETIMEDOUT' })),
+          );
+        req.once('error', (e) => {
+          clearTimeout(connect);
+          reject(e);
+        });
+        req.once('response', resolve);
+        req.end(payload);
       });
     } catch (e) {
       const code = (e as { code?: string }).code;
@@ -90,17 +126,22 @@ export class ApiClient {
       }
       throw new CliError(`Unable to connect to the server: ${(e as Error).message}`);
     }
-    if (res.statusCode >= 300) {
-      const text = await res.body.text();
+    const body = Object.assign(res, {
+      text: () => readAll(res),
+      json: async () => JSON.parse(await readAll(res)) as unknown,
+    });
+    const statusCode = res.statusCode ?? 0;
+    if (statusCode >= 300) {
+      const text = await body.text();
       let status: Partial<Status> = {};
       try {
         status = JSON.parse(text) as Status;
       } catch {
-        status = { message: text.trim() || `the server responded with HTTP ${res.statusCode}` };
+        status = { message: text.trim() || `the server responded with HTTP ${statusCode}` };
       }
-      throw new CliError(statusLine(status, res.statusCode));
+      throw new CliError(statusLine(status, statusCode));
     }
-    return res;
+    return { statusCode, body };
   }
 
   async json<T>(path: string, opts: Parameters<ApiClient['send']>[2] = {}): Promise<T> {
@@ -109,6 +150,15 @@ export class ApiClient {
   }
 
   async close(): Promise<void> {
-    await this.#dispatcher.close();
+    this.#agent.destroy();
   }
+}
+
+const https = (url: URL) => url.protocol === 'https:';
+
+/** The whole body as text; rejects when the connection breaks before its end. */
+async function readAll(res: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of res) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
 }

@@ -1,30 +1,18 @@
-import { type Command, Option } from 'commander';
+// What every client command runs in: the client made from the connection flags, CliErrors
+// printed the way kubectl prints them. Loaded only by a command that talks to a server.
+
+import type { versionInfo } from '#lib/version.ts';
 import { ApiClient, CliError } from './client.ts';
 import { type ConnectionFlags, resolveConnection } from './connection.ts';
-import { get, type Io } from './get.ts';
-import { parseOutput } from './output.ts';
 
-const stdio: Io = { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) };
-
-/** Global client flags shared by every command that talks to a running Outpost. */
-export function clientFlags(cmd: Command): Command {
-  return cmd
-    .addOption(
-      new Option('-s, --server <url>', 'the Outpost API (default http://127.0.0.1:10550)').env(
-        'OUTPOST_SERVER',
-      ),
-    )
-    .addOption(new Option('--token <token>', 'bearer token').env('OUTPOST_TOKEN'))
-    .addOption(
-      new Option(
-        '--kubeconfig <file>',
-        "a kubeconfig's current context (server, token, CA, client certificate)",
-      ).env('OUTPOST_KUBECONFIG'),
-    )
-    .option('--certificate-authority <file>', 'CA to verify an https server with')
-    .option('--client-certificate <file>', 'client certificate (CN = user, O = role)')
-    .option('--client-key <file>', 'the client certificate’s key');
+/** Where a command prints: its output and its messages. */
+export interface Io {
+  out: (text: string) => void;
+  err: (text: string) => void;
 }
+
+/** The process's stdout and stderr, for the commands' printers. */
+export const stdio: Io = { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) };
 
 /** Runs a client command, printing CliErrors the way kubectl prints them. */
 export async function runClient(
@@ -33,7 +21,7 @@ export async function runClient(
 ): Promise<number> {
   let client: ApiClient;
   try {
-    client = new ApiClient(resolveConnection(flags));
+    client = new ApiClient(await resolveConnection(flags));
   } catch (e) {
     if (!(e instanceof CliError)) throw e;
     process.stderr.write(`${e.message}\n`);
@@ -52,45 +40,11 @@ export async function runClient(
   }
 }
 
-/** `get TYPE [NAME...]` with kubectl's flags; registered on the program and under `ctl`. */
-export function addGet(parent: Command, setExit: (code: number) => void): void {
-  clientFlags(
-    parent
-      .command('get')
-      .description('Display one or many resources (pods, events, namespaces)')
-      .argument('<type>', 'pod|pods|po, event|ev, namespace|ns (or TYPE/NAME)')
-      .argument('[names...]', 'names to get')
-      .option('-n, --namespace <ns>', 'namespace', 'default')
-      .option('-A, --all-namespaces', 'list across all namespaces', false)
-      .option('-l, --selector <selector>', 'label selector (=, ==, !=, in, notin, key, !key)')
-      .option(
-        '--field-selector <selector>',
-        'field selector (metadata.name, metadata.namespace, spec.nodeName, status.phase)',
-      )
-      .option('-o, --output <format>', 'wide|json|yaml|name|jsonpath=...|custom-columns=...')
-      .option('-w, --watch', 'after listing, watch for changes', false)
-      .option('--show-labels', 'show labels as the last column', false)
-      .option('--no-headers', "don't print headers"),
-  ).action(async (type: string, names: string[], o) => {
-    setExit(
-      await runClient(o, (client) =>
-        get(
-          client,
-          type,
-          names,
-          {
-            namespace: o.namespace,
-            allNamespaces: o.allNamespaces,
-            selector: o.selector,
-            fieldSelector: o.fieldSelector,
-            output: parseOutput(o.output),
-            watch: o.watch,
-            showLabels: o.showLabels,
-            noHeaders: o.headers === false,
-          },
-          stdio,
-        ),
-      ),
-    );
+/** `outpost version` without `--client`: the server's version after the client's. */
+export function serverVersion(o: ConnectionFlags): Promise<number> {
+  return runClient(o, async (client) => {
+    const v = await client.json<ReturnType<typeof versionInfo>>('/version');
+    process.stdout.write(`Server Version: ${v.gitVersion}\n`);
+    return 0;
   });
 }

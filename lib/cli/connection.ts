@@ -1,7 +1,6 @@
 import { accessSync, constants, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { parse } from 'yaml';
 import { CliError, usageError } from './client.ts';
 
 /** Where and how the CLI reaches Outpost: flags first, then a kubeconfig's current context. */
@@ -42,10 +41,15 @@ interface Kubeconfig {
 }
 
 /** Reads the current context of a kubeconfig (the file kubectl would use). */
-function fromKubeconfig(path: string): ConnectionFlags & { ca?: Buffer; cert?: Buffer; key?: Buffer } {
+async function fromKubeconfig(
+  path: string,
+): Promise<ConnectionFlags & { ca?: Buffer; cert?: Buffer; key?: Buffer }> {
   let cfg: Kubeconfig;
   try {
-    cfg = parse(readFileSync(path, 'utf8')) as Kubeconfig;
+    const text = readFileSync(path, 'utf8');
+    // The YAML library only when there is a kubeconfig to read (most commands have none).
+    const { parse } = await import('yaml');
+    cfg = parse(text) as Kubeconfig;
   } catch (e) {
     throw new CliError(`error: loading kubeconfig ${path}: ${(e as Error).message}`);
   }
@@ -73,16 +77,19 @@ function fromKubeconfig(path: string): ConnectionFlags & { ca?: Buffer; cert?: B
  * Resolves the connection: explicit flags (or their OUTPOST_* variables) win over the kubeconfig
  * given with --kubeconfig (or $KUBECONFIG when --server is not given).
  */
-export function resolveConnection(f: ConnectionFlags, env: NodeJS.ProcessEnv = process.env): Connection {
+export async function resolveConnection(
+  f: ConnectionFlags,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<Connection> {
   const kubeconfigPath = f.kubeconfig ?? (f.server ? undefined : env.OUTPOST_KUBECONFIG);
-  let kc = kubeconfigPath ? fromKubeconfig(kubeconfigPath) : {};
+  let kc = kubeconfigPath ? await fromKubeconfig(kubeconfigPath) : {};
   let server = f.server;
   // Nothing says who to be: the admin kubeconfig Outpost wrote in its data directory, when this
   // user can read it (root-only) and it is for the same server. Its https:// URL wins over an
   // http:// one for the same port (the same server: HTTPS and HTTP share it), so the token is
   // never sent in clear text.
   if (!kubeconfigPath && !f.token && !f.clientCertificate) {
-    const admin = readableAdmin(join(env.OUTPOST_DATA_DIR || './data', 'auth', 'admin.kubeconfig'));
+    const admin = await readableAdmin(join(env.OUTPOST_DATA_DIR || './data', 'auth', 'admin.kubeconfig'));
     if (admin && (!f.server || sameServer(f.server, admin.server))) {
       kc = admin;
       server = admin.server ?? server;
@@ -112,10 +119,10 @@ export function resolveConnection(f: ConnectionFlags, env: NodeJS.ProcessEnv = p
 export const defaultKubeconfig = () => join(homedir(), '.kube', 'config');
 
 /** The data directory's admin kubeconfig, or undefined when it is absent or not readable here. */
-function readableAdmin(path: string): ReturnType<typeof fromKubeconfig> | undefined {
+async function readableAdmin(path: string): Promise<Awaited<ReturnType<typeof fromKubeconfig>> | undefined> {
   try {
     accessSync(path, constants.R_OK);
-    return fromKubeconfig(path);
+    return await fromKubeconfig(path);
   } catch {
     return undefined;
   }

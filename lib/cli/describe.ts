@@ -1,8 +1,8 @@
-import type { Command } from 'commander';
 import type { CoreEvent } from '#lib/kube/printers/events.ts';
 import type { Pod } from '#lib/kube/types.ts';
 import { type ApiClient, CliError, usageError } from './client.ts';
-import { clientFlags, runClient } from './commands.ts';
+import { runClient, stdio } from './commands.ts';
+import type { ConnectionFlags } from './connection.ts';
 import { describeDeviceCommand } from './describe-device.ts';
 import { describePod } from './describe-pod.ts';
 import type { Io } from './get.ts';
@@ -108,27 +108,17 @@ export async function describe(
   return errors.length ? 1 : 0;
 }
 
-const stdio: Io = { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) };
-
-/** Registers `describe pod [NAME...]` with kubectl's flags on the program or under `ctl`. */
-export function addDescribe(parent: Command, setExit: (code: number) => void): void {
-  clientFlags(
-    parent
-      .command('describe')
-      .description("Show a pod's (or a device's) details and events, as kubectl describe prints them")
-      .argument('<type>', 'pod|pods|po, device|dev (or TYPE/NAME)')
-      .argument('[names...]', 'pods to describe (a single name may be a prefix)')
-      .option('-n, --namespace <ns>', 'namespace', 'default')
-      .option('-A, --all-namespaces', 'describe pods across all namespaces', false)
-      .option('-l, --selector <selector>', 'label selector (=, ==, !=, in, notin, key, !key)')
-      .option('--show-events <bool>', 'show the events of each pod', 'true'),
-  ).action(async (type: string, names: string[], o) => {
-    const flags: DescribeOptions = {
-      namespace: o.namespace,
-      allNamespaces: o.allNamespaces,
-      selector: o.selector,
-      showEvents: o.showEvents !== 'false',
-    };
-    setExit(await runClient(o, (client) => describe(client, type, names, flags, stdio)));
-  });
+/** `outpost describe TYPE [NAME...]` with the flags commander parsed (lib/cli/main.ts). */
+export function describeCommand(
+  type: string,
+  names: string[],
+  o: ConnectionFlags & { namespace: string; allNamespaces: boolean; selector?: string; showEvents: string },
+): Promise<number> {
+  const flags: DescribeOptions = {
+    namespace: o.namespace,
+    allNamespaces: o.allNamespaces,
+    selector: o.selector,
+    showEvents: o.showEvents !== 'false',
+  };
+  return runClient(o, (client) => describe(client, type, names, flags, stdio));
 }

@@ -5,15 +5,15 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Command } from 'commander';
 import { parse } from 'yaml';
 import { createMergePatch, isEmptyPatch } from '#lib/kube/merge-patch.ts';
 import type { KubeObject } from '#lib/kube/types.ts';
 import { type ApiClient, CliError, usageError } from './client.ts';
-import { clientFlags, runClient } from './commands.ts';
+import { runClient, stdio } from './commands.ts';
+import type { ConnectionFlags } from './connection.ts';
 import type { Io } from './get.ts';
-import { toYaml } from './output.ts';
 import { collectionPath, resolveResource } from './resources.ts';
+import { toYaml } from './yaml.ts';
 
 const HEADER = `# Please edit the object below. Lines beginning with a '#' will be ignored,
 # and an empty file will abort the edit. If an error occurs while saving this file will be
@@ -126,20 +126,9 @@ export async function edit(
   }
 }
 
-const stdio: Io = { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) };
-
-/** Registers `edit device NAME` on the program or under `ctl`. */
-export function addEdit(parent: Command, setExit: (code: number) => void): void {
-  clientFlags(
-    parent
-      .command('edit')
-      .description(
-        'Edit a device in $EDITOR (YAML); the change is applied through its mapper, like kubectl edit',
-      )
-      .argument('<type>', 'device|devices|dev (or device/NAME)')
-      .argument('[name]', 'the device to edit')
-      .option('-n, --namespace <ns>', 'namespace', 'default'),
-  ).action(async (type: string, name: string | undefined, o) => {
-    setExit(await runClient(o, (client) => edit(client, type, name, { namespace: o.namespace }, stdio)));
-  });
-}
+/** `outpost edit TYPE [NAME]` with the flags commander parsed (lib/cli/main.ts). */
+export const editCommand = (
+  type: string,
+  name: string | undefined,
+  o: ConnectionFlags & { namespace: string },
+): Promise<number> => runClient(o, (client) => edit(client, type, name, { namespace: o.namespace }, stdio));

@@ -1,8 +1,6 @@
-import type { Command } from 'commander';
 import { WebSocket } from 'ws';
 import type { Status } from '#lib/kube/status.ts';
 import { CliError, statusLine, usageError } from './client.ts';
-import { clientFlags } from './commands.ts';
 import { type ConnectionFlags, resolveConnection } from './connection.ts';
 
 const PROTOCOL = 'v5.channel.k8s.io';
@@ -62,7 +60,7 @@ function outcome(
  * it. Stdin is piped until it ends (then the close signal, so the command reads EOF); with `-t` and
  * a terminal, raw mode and resizes. Resolves with the command's exit code.
  */
-export function execCommand(
+export async function execCommand(
   pod: string,
   command: string[],
   f: ExecFlags,
@@ -76,7 +74,7 @@ export function execCommand(
     io.stderr.write('Unable to use a TTY - input is not a terminal or the right kind of file\n');
     tty = false;
   }
-  const conn = resolveConnection(f);
+  const conn = await resolveConnection(f);
   const url = execUrl(pod, command, { ...f, server: conn.server, tty });
   const headers: Record<string, string> = conn.token ? { authorization: `Bearer ${conn.token}` } : {};
   const ws = new WebSocket(url, [PROTOCOL], {
@@ -168,28 +166,5 @@ export function execCommand(
       if (status.line) io.stderr.write(`${status.line}\n`);
       resolve(status.code);
     });
-  });
-}
-
-/** Registers `exec POD [-c C] [-i] [-t] [-n NS] -- CMD...` on the program or under `ctl`. */
-export function addExec(parent: Command, setExit: (code: number) => void): void {
-  clientFlags(
-    parent
-      .command('exec')
-      .description('Execute a command in a container')
-      .argument('<pod>', 'pod name (or pod/NAME)')
-      .argument('[command...]', 'the command and its arguments, after --')
-      .option('-n, --namespace <ns>', 'namespace', 'default')
-      .option('-c, --container <name>', 'container name (default: the only one, or the annotated default)')
-      .option('-i, --stdin', 'pass stdin to the container', false)
-      .option('-t, --tty', 'stdin is a TTY', false),
-  ).action(async (pod: string, command: string[], o) => {
-    try {
-      setExit(await execCommand(pod, command, o as ExecFlags));
-    } catch (e) {
-      if (!(e instanceof CliError)) throw e;
-      process.stderr.write(`${e.message}\n`);
-      setExit(e.exitCode);
-    }
   });
 }

@@ -1,9 +1,13 @@
 import type { Table } from '#lib/kube/table.ts';
 import type { KubeObject } from '#lib/kube/types.ts';
 import { type ApiClient, CliError, TABLE_ACCEPT, usageError } from './client.ts';
-import { formatObjects, type OutputFormat } from './output.ts';
+import { type Io, runClient, stdio } from './commands.ts';
+import type { ConnectionFlags } from './connection.ts';
+import { formatObjects, type OutputFormat, parseOutput } from './output.ts';
 import { noResourcesFound, TablePrinter } from './print-table.ts';
 import { collectionPath, resolveResource } from './resources.ts';
+
+export type { Io } from './commands.ts';
 
 export interface GetOptions {
   namespace: string;
@@ -14,11 +18,6 @@ export interface GetOptions {
   watch: boolean;
   showLabels: boolean;
   noHeaders: boolean;
-}
-
-export interface Io {
-  out: (text: string) => void;
-  err: (text: string) => void;
 }
 
 /** `outpost get TYPE [NAME...]`: what `kubectl get` prints, errors per missing name, exit 1 if any. */
@@ -38,6 +37,7 @@ export async function get(
   const ns = o.allNamespaces || !r.namespaced ? undefined : o.namespace;
   const base = collectionPath(r, ns);
   const table = o.output.kind === 'table';
+  const toYaml = o.output.kind === 'yaml' ? (await import('./yaml.ts')).toYaml : undefined;
   const printer = new TablePrinter({
     wide: o.output.kind === 'table' && o.output.wide,
     withNamespace: o.allNamespaces && r.namespaced,
@@ -89,11 +89,21 @@ export async function get(
       o.output.kind !== 'yaml'
     ) {
       io.err(noResourcesFound(ns));
-    } else io.out(formatObjects(o.output, objects, names.length === 1 && !failed, nameOf(r)));
+    } else io.out(formatObjects(o.output, objects, names.length === 1 && !failed, nameOf(r), toYaml));
   }
   if (o.watch) {
     const fieldSelector = names.length === 1 ? `metadata.name=${names[0]}` : o.fieldSelector;
-    await watch(client, base, { ...query, fieldSelector }, resourceVersion, o, printer, nameOf(r), io);
+    await watch(
+      client,
+      base,
+      { ...query, fieldSelector },
+      resourceVersion,
+      o,
+      printer,
+      nameOf(r),
+      io,
+      toYaml,
+    );
   }
   return failed ? 1 : 0;
 }
@@ -107,6 +117,7 @@ async function watch(
   printer: TablePrinter,
   resource: string,
   io: Io,
+  toYaml: ((value: unknown) => string) | undefined,
 ): Promise<void> {
   const table = o.output.kind === 'table';
   const res = await client.send('GET', path, {
@@ -127,7 +138,7 @@ async function watch(
       if (ev.type === 'ERROR')
         throw new CliError(`Error from server: ${(ev.object as { message?: string }).message}`);
       if (table) io.out(printer.print(ev.object as Table));
-      else io.out(formatObjects(o.output, [ev.object as KubeObject], true, resource));
+      else io.out(formatObjects(o.output, [ev.object as KubeObject], true, resource, toYaml));
     }
   }
 }
@@ -136,4 +147,38 @@ async function watch(
 function nameOf(r: { kind: string; base: string }): string {
   const group = r.base.startsWith('/apis/') ? r.base.split('/')[2] : undefined;
   return group ? `${r.kind.toLowerCase()}.${group}` : r.kind.toLowerCase();
+}
+
+/** The flags of `outpost get` as commander parses them (lib/cli/main.ts). */
+export interface GetFlags extends ConnectionFlags {
+  namespace: string;
+  allNamespaces: boolean;
+  selector?: string;
+  fieldSelector?: string;
+  output?: string;
+  watch: boolean;
+  showLabels: boolean;
+  headers?: boolean;
+}
+
+/** `outpost get TYPE [NAME...]`: parses -o, connects, prints; the exit code. */
+export function getCommand(type: string, names: string[], o: GetFlags): Promise<number> {
+  return runClient(o, (client) =>
+    get(
+      client,
+      type,
+      names,
+      {
+        namespace: o.namespace,
+        allNamespaces: o.allNamespaces,
+        selector: o.selector,
+        fieldSelector: o.fieldSelector,
+        output: parseOutput(o.output),
+        watch: o.watch,
+        showLabels: o.showLabels,
+        noHeaders: o.headers === false,
+      },
+      stdio,
+    ),
+  );
 }

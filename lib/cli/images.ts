@@ -1,15 +1,13 @@
 // `outpost images` (the runtime's images, crictl-like columns plus PINNED and USED-BY) and
 // `outpost images load FILE` (containerd's import of an archive on the node).
 import { resolve } from 'node:path';
-import type { Command } from 'commander';
 import type { ImageItem } from '#lib/pods/images/list.ts';
 import { type ApiClient, usageError } from './client.ts';
-import { clientFlags, runClient } from './commands.ts';
+import { runClient, stdio } from './commands.ts';
+import type { ConnectionFlags } from './connection.ts';
 import type { Io } from './get.ts';
-import { toYaml } from './output.ts';
 import { TabWriter } from './print-table.ts';
-
-const stdio: Io = { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) };
+import { toYaml } from './yaml.ts';
 
 /** crictl's size: decimal units, 3 significant digits (`2.13MB`). */
 export function imageSize(bytes: number): string {
@@ -63,27 +61,10 @@ async function load(client: ApiClient, file: string, io: Io) {
   return 0;
 }
 
-/** Registers `images [-o json|yaml]` and `images load FILE`. */
-export function addImages(parent: Command, setExit: (code: number) => void): void {
-  const images = clientFlags(
-    parent
-      .command('images')
-      .description("List the runtime's images: size, pinned, the pods that use them")
-      .option('-o, --output <format>', 'json|yaml')
-      .option('--no-headers', "don't print headers"),
-  ).action(async (o) => {
-    setExit(await runClient(o, (client) => list(client, o.output, o.headers === false, stdio)));
-  });
-  clientFlags(
-    images
-      .command('load')
-      .description(
-        'Import an image archive on the node (docker save, ctr export, OCI layout tar) into containerd',
-      )
-      .argument('<file>', 'the archive (.tar)'),
-  ).action(async (file: string, _o, cmd: Command) => {
-    // `-s` and the other client flags may come before `load` or after it.
-    const o = cmd.optsWithGlobals();
-    setExit(await runClient(o, (client) => load(client, file, stdio)));
-  });
-}
+/** `outpost images` with the flags commander parsed (lib/cli/main.ts). */
+export const imagesCommand = (o: ConnectionFlags & { output?: string; headers?: boolean }): Promise<number> =>
+  runClient(o, (client) => list(client, o.output, o.headers === false, stdio));
+
+/** `outpost images load FILE`. */
+export const imagesLoadCommand = (file: string, o: ConnectionFlags): Promise<number> =>
+  runClient(o, (client) => load(client, file, stdio));

@@ -1,9 +1,9 @@
-import type { Command } from 'commander';
 import type { Pod } from '#lib/kube/types.ts';
 import { parseRfc3339 } from '#lib/pods/logs/format.ts';
 import { DEFAULT_CONTAINER } from '#lib/pods/logs/locate.ts';
 import { type ApiClient, CliError, usageError } from './client.ts';
-import { clientFlags, runClient } from './commands.ts';
+import { runClient } from './commands.ts';
+import type { ConnectionFlags } from './connection.ts';
 
 /** Where `logs` writes: raw bytes out (awaited, for backpressure), messages to stderr. */
 export interface LogIo {
@@ -199,31 +199,13 @@ const stdio: LogIo = {
   err: (text) => process.stderr.write(text),
 };
 
-/** Registers `logs POD [CONTAINER]` with kubectl's flags, on the program or under `ctl`. */
-export function addLogs(parent: Command, setExit: (code: number) => void): void {
-  const int = (flag: string) => (v: string) => {
-    if (!/^-?\d+$/.test(v)) throw usageError(`error: invalid argument "${v}" for "${flag}" flag`);
-    return Number(v);
-  };
-  clientFlags(
-    parent
-      .command('logs')
-      .description("Print a container's log (the current or previous instance), optionally following it")
-      .argument('<pod>', 'pod name (or pod/NAME)')
-      .argument('[container]', 'container name (same as -c)')
-      .option('-n, --namespace <ns>', 'namespace', 'default')
-      .option('-c, --container <name>', 'container (default: the annotated default, else the first)')
-      .option('-f, --follow', 'keep streaming new lines until the container ends', false)
-      .option('-p, --previous', "the previous instance's log (after a restart)", false)
-      .option('--tail <lines>', 'only the last N lines (-1: all)', int('--tail'), -1)
-      .option('--since <duration>', 'only lines newer than a relative duration like 5s, 2m or 3h')
-      .option('--since-time <time>', 'only lines after an RFC 3339 time, e.g. 2026-01-02T15:04:05Z')
-      .option('--timestamps', 'prefix each line with its RFC3339Nano timestamp', false)
-      .option('--limit-bytes <n>', 'stop after this many bytes', int('--limit-bytes'))
-      .option('--all-containers', "every container's log, init containers first", false),
-  ).action(async (pod: string, container: string | undefined, o) => {
-    // `outpost logs ... | head` closes stdout early; that is the reader's choice, not an error.
-    process.stdout.once('error', () => process.exit(0));
-    setExit(await runClient(o, (client) => logs(client, pod, container, o as LogsOptions, stdio)));
-  });
+/** `outpost logs POD [CONTAINER]` with the flags commander parsed (lib/cli/main.ts). */
+export function logsCommand(
+  pod: string,
+  container: string | undefined,
+  o: ConnectionFlags & LogsOptions,
+): Promise<number> {
+  // `outpost logs ... | head` closes stdout early; that is the reader's choice, not an error.
+  process.stdout.once('error', () => process.exit(0));
+  return runClient(o, (client) => logs(client, pod, container, o, stdio));
 }

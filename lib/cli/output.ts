@@ -1,4 +1,3 @@
-import { stringify } from 'yaml';
 import { customColumnsRows, parseCustomColumns } from '#lib/kube/custom-columns.ts';
 import { compileJsonPath } from '#lib/kube/jsonpath.ts';
 import type { KubeObject } from '#lib/kube/types.ts';
@@ -33,23 +32,6 @@ export function parseOutput(value: string | undefined): OutputFormat {
   );
 }
 
-/** kubectl's YAML: keys sorted (it goes through a JSON map), YAML 1.1 quoting, sequences not indented. */
-export function toYaml(value: unknown): string {
-  return stringify(sortKeys(value), { version: '1.1', indentSeq: false, lineWidth: 0 });
-}
-
-function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys);
-  if (value && typeof value === 'object') {
-    return Object.fromEntries(
-      Object.keys(value)
-        .sort()
-        .map((k) => [k, sortKeys((value as Record<string, unknown>)[k])]),
-    );
-  }
-  return value;
-}
-
 /** What `get -o json|yaml` prints for several objects: a v1 List. */
 export const asList = (items: KubeObject[]) => ({
   apiVersion: 'v1',
@@ -58,18 +40,24 @@ export const asList = (items: KubeObject[]) => ({
   metadata: { resourceVersion: '' },
 });
 
-/** Prints objects in a non-table format; `single` is true when one object was asked for by name. */
+/**
+ * Prints objects in a non-table format; `single` is true when one object was asked for by name.
+ * `-o yaml` needs `toYaml` (lib/cli/yaml.ts, loaded only for it: the YAML library is 110 KiB that
+ * every other `get` would compile for nothing).
+ */
 export function formatObjects(
   format: OutputFormat,
   objects: KubeObject[],
   single: boolean,
   resource: string,
+  toYaml?: (value: unknown) => string,
 ): string {
   const data = single ? objects[0] : asList(objects);
   switch (format.kind) {
     case 'json':
       return `${JSON.stringify(data, null, 4)}\n`;
     case 'yaml':
+      if (!toYaml) throw new Error('-o yaml: lib/cli/yaml.ts is not loaded');
       return toYaml(data);
     case 'name':
       return objects.map((o) => `${resource}/${o.metadata.name}\n`).join('');

@@ -1,10 +1,8 @@
-import type { Command } from 'commander';
 import type { RestartResult } from '#lib/pods/worker/restart.ts';
 import { type ApiClient, CliError, usageError } from './client.ts';
-import { clientFlags, runClient } from './commands.ts';
+import { runClient, stdio } from './commands.ts';
+import type { ConnectionFlags } from './connection.ts';
 import type { Io } from './get.ts';
-
-const stdio: Io = { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) };
 
 /** Splits `pod web`, `pods web db` and `pod/web pod/db` into pod names; only pods restart. */
 function podNames(type: string, names: string[]): string[] {
@@ -50,16 +48,9 @@ export async function restart(
   return failed ? 1 : 0;
 }
 
-/** Registers `restart pod NAME... [-n NS]` on the program or under `ctl`. */
-export function addRestart(parent: Command, setExit: (code: number) => void): void {
-  clientFlags(
-    parent
-      .command('restart')
-      .description('Restart pods in place: stop their running containers, which start again at once')
-      .argument('<type>', 'pod|pods|po (or pod/NAME)')
-      .argument('[names...]', 'pods to restart')
-      .option('-n, --namespace <ns>', 'namespace', 'default'),
-  ).action(async (type: string, names: string[], o) => {
-    setExit(await runClient(o, (client) => restart(client, type, names, o.namespace, stdio)));
-  });
-}
+/** `outpost restart TYPE [NAME...]` with the flags commander parsed (lib/cli/main.ts). */
+export const restartCommand = (
+  type: string,
+  names: string[],
+  o: ConnectionFlags & { namespace: string },
+): Promise<number> => runClient(o, (client) => restart(client, type, names, o.namespace, stdio));

@@ -1,0 +1,508 @@
+// The command line: commander's definitions of every command and flag, and nothing else.
+// Each action imports its command's implementation when it runs, so a command compiles and
+// evaluates only its own modules (dist/chunks/, docs/architecture.md#the-bundle): `get` loads the
+// client and the printer, not the agent; `serve` loads the agent, not the client.
+// bin/outpost.ts answers `--version` and `version --client` before importing this.
+import { Command, Option } from 'commander';
+import { ExitCode, exitCodeOf } from '#lib/supervisor/exit-codes.ts';
+import { OUTPOST_VERSION } from '#lib/version.ts';
+import { CliError, usageError } from './errors.ts';
+
+type SetExit = (code: number) => void;
+
+/** Parses argv and runs the command it names; sets process.exitCode, or exits on a fatal error. */
+export async function main(argv: string[]): Promise<void> {
+  let exitCode = 0;
+  const setExit = (code: number) => {
+    exitCode = code;
+  };
+
+  const program = new Command('outpost')
+    .description(
+      'Offline-first edge node agent: a local Kubernetes-shaped API for the node’s pods and devices',
+    )
+    .version(OUTPOST_VERSION, '--version')
+    .showHelpAfterError()
+    .configureOutput({ outputError: (s, write) => write(s) })
+    // An unknown option, a bad choice or a missing argument is a usage error: exit 2 (as documented
+    // in docs/health.md), which `outpost supervise` does not restart. Help and --version exit 0.
+    // Set before the subcommands are added: they inherit it.
+    .exitOverride((err) => {
+      process.exit(err.exitCode === 0 ? 0 : ExitCode.InvalidConfig);
+    });
+
+  program
+    .command('serve')
+    .description('Run the node agent (each flag may also be set as OUTPOST_<FLAG>, e.g. OUTPOST_DATA_DIR)')
+    .option('--listen <host:port>', 'address of the local API (default 127.0.0.1:10550)')
+    .option('--data-dir <dir>', 'where the metabase lives (default ./data)')
+    .option(
+      '--manifests <dir>',
+      'directory of static Pod/ConfigMap/Secret/Device/DeviceModel manifests (YAML or JSON), watched',
+    )
+    .option('--node-name <name>', 'this node’s name (default: the host name)')
+    .option('--runtime-endpoint <url>', 'CRI endpoint (default unix:///run/containerd/containerd.sock)')
+    .addOption(
+      new Option(
+        '--image-pull <mode>',
+        'registry unreachable: fallback (start from the local image) or strict (fail, as kubelet)',
+      ).choices(['fallback', 'strict']),
+    )
+    .option('--dmi-socket <path>', 'DMI socket device mappers register on (default DATA_DIR/dmi.sock)')
+    .addOption(
+      new Option('--durability <mode>', 'metabase fsync: full (every commit) or normal').choices([
+        'full',
+        'normal',
+      ]),
+    )
+    .option(
+      '--snapshot-interval <duration>',
+      'take a verified metabase snapshot this often (default 15m, 0 = off)',
+    )
+    .option('--snapshot-keep <n>', 'metabase snapshots kept in DATA_DIR/snapshots (default 3)')
+    .option('--container-log-max-size <size>', 'rotate a container log past this size (default 10Mi)')
+    .option(
+      '--container-log-max-files <n>',
+      'log files kept per container, the current one included (default 5)',
+    )
+    .option(
+      '--container-log-monitor-interval <duration>',
+      'how often container log sizes are checked (default 10s)',
+    )
+    .addOption(
+      new Option('--log-level <level>', 'log level').choices(['debug', 'info', 'warn', 'error', 'silent']),
+    )
+    .option('--tokens-file <file>', 'bearer tokens (outpost token create); reloaded when it changes')
+    .option('--tls-cert <file>', 'serve HTTPS with this certificate (PEM)')
+    .option('--tls-key <file>', 'the certificate’s private key (PEM)')
+    .option('--client-ca <file>', 'accept client certificates signed by this CA (CN = user, O = role)')
+    .addOption(
+      new Option(
+        '--anonymous-role <role>',
+        'TCP callers without credentials: viewer (read non-secret objects; default), none (401), admin (INSECURE: everything)',
+      ).choices(['viewer', 'none', 'admin']),
+    )
+    .option('--insecure-allow-unauthenticated', 'allow a non-loopback --listen without authentication')
+    .option('--rate-limit <n>', 'requests per second per LAN client, loopback exempt (default 50, 0 = off)')
+    .option('--max-body-bytes <n>', 'largest request body (default 1048576)')
+    .option('--max-exec-sessions <n>', 'concurrent exec sessions (default 16)')
+    .option('--max-log-streams <n>', 'concurrent followed logs (default 32)')
+    .option(
+      '--kubelet-port <port>',
+      "the node API for the cluster's API server, with --cloud (default 10250)",
+    )
+    .option(
+      '--node-lease-duration <duration>',
+      "the node Lease's duration with --cloud, renewed every quarter of it (default 40s)",
+    )
+    .option(
+      '--node-status-report-frequency <duration>',
+      'with --cloud, the node status is patched on a change or at least this often (default 5m)',
+    )
+    .option(
+      '--node-ip <ip>',
+      'the address the Node reports and the node API serves on (default: the first non-loopback IPv4)',
+    )
+    .option(
+      '--mqtt <url>',
+      'MQTT broker for KubeEdge twin topics and Home Assistant (mqtt://HOST:1883, mqtts://...)',
+    )
+    .option('--mqtt-username <user>', 'MQTT user name')
+    .option('--mqtt-password <password>', 'MQTT password (prefer OUTPOST_MQTT_PASSWORD)')
+    .option('--mqtt-ca <file>', 'CA (PEM) that verifies an mqtts:// broker')
+    .option('--mqtt-cert <file>', 'MQTT client certificate (PEM)')
+    .option('--mqtt-key <file>', 'the MQTT client certificate’s key (PEM)')
+    .option('--mqtt-insecure', 'do not verify the broker’s TLS certificate')
+    .option('--mqtt-topic-prefix <prefix>', 'prefix of Outpost’s state and command topics (default outpost)')
+    .option('--mqtt-discovery-prefix <prefix>', 'Home Assistant discovery prefix (default homeassistant)')
+    .option(
+      '--cloud <kubeconfig>',
+      'join the cluster of this kubeconfig as node --node-name (also OUTPOST_CLOUD_KUBECONFIG)',
+    )
+    .action(async (flags) => {
+      // Loaded on demand: each command evaluates only the modules it uses (start-up time).
+      const { serve } = await import('#lib/cli/serve.ts');
+      await serve(flags);
+    });
+
+  program
+    .command('supervise')
+    .description(
+      'Run `outpost serve` as a child, restarting it with backoff when it crashes (boards without systemd)',
+    )
+    .usage('[--log-level LEVEL] -- [serve flags]')
+    .argument('[serve-flags...]', 'flags for outpost serve, after --')
+    .addOption(
+      new Option('--log-level <level>', 'the supervisor’s own log level')
+        .choices(['debug', 'info', 'warn', 'error', 'silent'])
+        .default('info'),
+    )
+    .allowUnknownOption()
+    .action(async (serveFlags: string[], o) => {
+      const { supervise } = await import('#lib/cli/supervise.ts');
+      setExit(await supervise(serveFlags, { logLevel: o.logLevel }));
+    });
+
+  program
+    .command('status')
+    .description('Print each module’s readiness (/readyz?verbose); exit 1 unless ready')
+    // The client flags, declared here so that this command loads none of the client's modules.
+    .addOption(
+      new Option('-s, --server <url>', 'the Outpost API')
+        .env('OUTPOST_SERVER')
+        .default('http://127.0.0.1:10550'),
+    )
+    .addOption(new Option('--token <token>', 'bearer token').env('OUTPOST_TOKEN'))
+    .action(async (o) => {
+      const { status } = await import('#lib/cli/status.ts');
+      setExit(await status(o));
+    });
+
+  program
+    .command('snapshot')
+    .description('Take a verified snapshot of the metabase now (works beside a running agent)')
+    .option('--data-dir <dir>', 'the data directory (default OUTPOST_DATA_DIR or ./data)')
+    .option('--snapshot-keep <n>', 'snapshots kept, newest first (default 3)', '3')
+    .action(async (o) => {
+      const { dataDirOf, snapshotCommand } = await import('#lib/cli/metabase.ts');
+      const keep = Number(o.snapshotKeep);
+      if (!Number.isInteger(keep) || keep < 1) {
+        process.stderr.write(
+          `error: --snapshot-keep ${JSON.stringify(o.snapshotKeep)}: expected an integer ≥ 1\n`,
+        );
+        process.exit(ExitCode.InvalidConfig);
+      }
+      setExit(snapshotCommand({ dataDir: dataDirOf(o.dataDir), keep }));
+    });
+
+  program
+    .command('restore')
+    .description(
+      'Replace the metabase by a snapshot (verified first; refused while an agent runs on the data directory)',
+    )
+    .argument('<file>', 'a snapshot, e.g. DATA_DIR/snapshots/outpost-20261126T214500000Z-scheduled.db')
+    .option('--data-dir <dir>', 'the data directory (default OUTPOST_DATA_DIR or ./data)')
+    .action(async (file: string, o) => {
+      const { dataDirOf, restoreCommand } = await import('#lib/cli/metabase.ts');
+      setExit(restoreCommand({ dataDir: dataDirOf(o.dataDir), file }));
+    });
+
+  program
+    .command('doctor')
+    .description(
+      'Check the metabase (full integrity_check), its snapshots, free space and lock (exit 1 on damage), and the runtime and its pod network',
+    )
+    .option('--data-dir <dir>', 'the data directory (default OUTPOST_DATA_DIR or ./data)')
+    .option(
+      '--runtime-endpoint <endpoint>',
+      'the CRI endpoint whose readiness and pod network to report (default OUTPOST_RUNTIME_ENDPOINT or containerd)',
+    )
+    .action(async (o) => {
+      const { dataDirOf, doctorCommand } = await import('#lib/cli/metabase.ts');
+      const { doctorRuntime } = await import('#lib/cli/doctor-runtime.ts');
+      const code = doctorCommand({ dataDir: dataDirOf(o.dataDir) });
+      await doctorRuntime({
+        endpoint:
+          o.runtimeEndpoint ??
+          process.env.OUTPOST_RUNTIME_ENDPOINT ??
+          'unix:///run/containerd/containerd.sock',
+      });
+      setExit(code);
+    });
+
+  // kubectl-style commands, also under `outpost ctl` for people coming from `keadm ctl`.
+  const ctl = program
+    .command('ctl')
+    .description('keadm ctl compatible commands (get, describe, restart, logs, exec, edit)');
+  for (const parent of [program, ctl]) {
+    addGet(parent, setExit);
+    addLogs(parent, setExit);
+    addExec(parent, setExit);
+    addDescribe(parent, setExit);
+    addRestart(parent, setExit);
+    addEdit(parent, setExit);
+  }
+
+  addMapper(program);
+  addToken(program, setExit);
+  addJoin(program, setExit);
+  addAudit(program, setExit);
+  addImages(program, setExit);
+
+  clientFlags(program.command('version').description('Print the client and server versions'))
+    .option('--client', 'client version only', false)
+    .action(async (o) => {
+      process.stdout.write(`Client Version: v${OUTPOST_VERSION}\n`);
+      if (o.client) return;
+      const { serverVersion } = await import('./commands.ts');
+      setExit(await serverVersion(o));
+    });
+
+  try {
+    await program.parseAsync(argv);
+    if (exitCode) process.exitCode = exitCode;
+  } catch (e) {
+    // Configuration (2), data directory / metabase (3) and other fatal start-up errors: one clear line.
+    const code = e instanceof CliError ? e.exitCode : exitCodeOf(e);
+    if (code !== undefined) {
+      process.stderr.write(`error: ${(e as Error).message.replace(/^error: /, '')}\n`);
+      process.exit(code);
+    }
+    throw e;
+  }
+}
+
+/** Global client flags shared by every command that talks to a running Outpost. */
+function clientFlags(cmd: Command): Command {
+  return cmd
+    .addOption(
+      new Option('-s, --server <url>', 'the Outpost API (default http://127.0.0.1:10550)').env(
+        'OUTPOST_SERVER',
+      ),
+    )
+    .addOption(new Option('--token <token>', 'bearer token').env('OUTPOST_TOKEN'))
+    .addOption(
+      new Option(
+        '--kubeconfig <file>',
+        "a kubeconfig's current context (server, token, CA, client certificate)",
+      ).env('OUTPOST_KUBECONFIG'),
+    )
+    .option('--certificate-authority <file>', 'CA to verify an https server with')
+    .option('--client-certificate <file>', 'client certificate (CN = user, O = role)')
+    .option('--client-key <file>', 'the client certificate’s key');
+}
+
+function addGet(parent: Command, setExit: SetExit): void {
+  clientFlags(
+    parent
+      .command('get')
+      .description('Display one or many resources (pods, events, namespaces)')
+      .argument('<type>', 'pod|pods|po, event|ev, namespace|ns (or TYPE/NAME)')
+      .argument('[names...]', 'names to get')
+      .option('-n, --namespace <ns>', 'namespace', 'default')
+      .option('-A, --all-namespaces', 'list across all namespaces', false)
+      .option('-l, --selector <selector>', 'label selector (=, ==, !=, in, notin, key, !key)')
+      .option(
+        '--field-selector <selector>',
+        'field selector (metadata.name, metadata.namespace, spec.nodeName, status.phase)',
+      )
+      .option('-o, --output <format>', 'wide|json|yaml|name|jsonpath=...|custom-columns=...')
+      .option('-w, --watch', 'after listing, watch for changes', false)
+      .option('--show-labels', 'show labels as the last column', false)
+      .option('--no-headers', "don't print headers"),
+  ).action(async (type: string, names: string[], o) => {
+    const { getCommand } = await import('./get.ts');
+    setExit(await getCommand(type, names, o));
+  });
+}
+
+function addLogs(parent: Command, setExit: SetExit): void {
+  const int = (flag: string) => (v: string) => {
+    if (!/^-?\d+$/.test(v)) throw usageError(`error: invalid argument "${v}" for "${flag}" flag`);
+    return Number(v);
+  };
+  clientFlags(
+    parent
+      .command('logs')
+      .description("Print a container's log (the current or previous instance), optionally following it")
+      .argument('<pod>', 'pod name (or pod/NAME)')
+      .argument('[container]', 'container name (same as -c)')
+      .option('-n, --namespace <ns>', 'namespace', 'default')
+      .option('-c, --container <name>', 'container (default: the annotated default, else the first)')
+      .option('-f, --follow', 'keep streaming new lines until the container ends', false)
+      .option('-p, --previous', "the previous instance's log (after a restart)", false)
+      .option('--tail <lines>', 'only the last N lines (-1: all)', int('--tail'), -1)
+      .option('--since <duration>', 'only lines newer than a relative duration like 5s, 2m or 3h')
+      .option('--since-time <time>', 'only lines after an RFC 3339 time, e.g. 2026-01-02T15:04:05Z')
+      .option('--timestamps', 'prefix each line with its RFC3339Nano timestamp', false)
+      .option('--limit-bytes <n>', 'stop after this many bytes', int('--limit-bytes'))
+      .option('--all-containers', "every container's log, init containers first", false),
+  ).action(async (pod: string, container: string | undefined, o) => {
+    const { logsCommand } = await import('./logs.ts');
+    setExit(await logsCommand(pod, container, o));
+  });
+}
+
+function addExec(parent: Command, setExit: SetExit): void {
+  clientFlags(
+    parent
+      .command('exec')
+      .description('Execute a command in a container')
+      .argument('<pod>', 'pod name (or pod/NAME)')
+      .argument('[command...]', 'the command and its arguments, after --')
+      .option('-n, --namespace <ns>', 'namespace', 'default')
+      .option('-c, --container <name>', 'container name (default: the only one, or the annotated default)')
+      .option('-i, --stdin', 'pass stdin to the container', false)
+      .option('-t, --tty', 'stdin is a TTY', false),
+  ).action(async (pod: string, command: string[], o) => {
+    try {
+      const { execCommand } = await import('./exec.ts');
+      setExit(await execCommand(pod, command, o));
+    } catch (e) {
+      if (!(e instanceof CliError)) throw e;
+      process.stderr.write(`${e.message}\n`);
+      setExit(e.exitCode);
+    }
+  });
+}
+
+function addDescribe(parent: Command, setExit: SetExit): void {
+  clientFlags(
+    parent
+      .command('describe')
+      .description("Show a pod's (or a device's) details and events, as kubectl describe prints them")
+      .argument('<type>', 'pod|pods|po, device|dev (or TYPE/NAME)')
+      .argument('[names...]', 'pods to describe (a single name may be a prefix)')
+      .option('-n, --namespace <ns>', 'namespace', 'default')
+      .option('-A, --all-namespaces', 'describe pods across all namespaces', false)
+      .option('-l, --selector <selector>', 'label selector (=, ==, !=, in, notin, key, !key)')
+      .option('--show-events <bool>', 'show the events of each pod', 'true'),
+  ).action(async (type: string, names: string[], o) => {
+    const { describeCommand } = await import('./describe.ts');
+    setExit(await describeCommand(type, names, o));
+  });
+}
+
+function addRestart(parent: Command, setExit: SetExit): void {
+  clientFlags(
+    parent
+      .command('restart')
+      .description('Restart pods in place: stop their running containers, which start again at once')
+      .argument('<type>', 'pod|pods|po (or pod/NAME)')
+      .argument('[names...]', 'pods to restart')
+      .option('-n, --namespace <ns>', 'namespace', 'default'),
+  ).action(async (type: string, names: string[], o) => {
+    const { restartCommand } = await import('./restart.ts');
+    setExit(await restartCommand(type, names, o));
+  });
+}
+
+function addEdit(parent: Command, setExit: SetExit): void {
+  clientFlags(
+    parent
+      .command('edit')
+      .description(
+        'Edit a device in $EDITOR (YAML); the change is applied through its mapper, like kubectl edit',
+      )
+      .argument('<type>', 'device|devices|dev (or device/NAME)')
+      .argument('[name]', 'the device to edit')
+      .option('-n, --namespace <ns>', 'namespace', 'default'),
+  ).action(async (type: string, name: string | undefined, o) => {
+    const { editCommand } = await import('./edit.ts');
+    setExit(await editCommand(type, name, o));
+  });
+}
+
+function addMapper(program: Command): void {
+  const mapper = program.command('mapper').description('Device mappers shipped with Outpost');
+  mapper
+    .command('virtual')
+    .description(
+      'Run the reference mapper: simulated thermometers (temperature, target-temperature, switch) that register with Outpost over DMI, report their twins every cycle and apply desired values',
+    )
+    .addOption(
+      new Option('--socket <path>', 'this mapper’s DeviceMapperService socket').default(
+        './data/virtual-mapper.sock',
+      ),
+    )
+    .addOption(
+      new Option('--outpost-dmi <path>', 'Outpost’s DMI socket (serve --dmi-socket)')
+        .env('OUTPOST_DMI_SOCKET')
+        .default('./data/dmi.sock'),
+    )
+    .option('--name <name>', 'mapper name', 'virtual-mapper')
+    .option('--protocol <name>', 'the protocol whose devices this mapper drives', 'virtual')
+    .option('--report-cycle <ms>', 'report cycle for devices whose properties set none', '1000')
+    .option('--no-data', 'register without asking for the devices (MapperRegister withData=false)')
+    .addOption(
+      new Option('--log-level <level>', 'log level')
+        .choices(['debug', 'info', 'warn', 'error', 'silent'])
+        .default('info'),
+    )
+    .action(async (o) => {
+      const { virtualMapperCommand } = await import('./mapper.ts');
+      await virtualMapperCommand(o);
+    });
+}
+
+function addToken(program: Command, setExit: SetExit): void {
+  program
+    .command('token')
+    .description('Manage API bearer tokens')
+    .command('create')
+    .description('Create a token: prints it once on stdout and stores only its SHA-256 hash')
+    .requiredOption('--tokens-file <file>', 'the tokens file Outpost reads (--tokens-file of serve)')
+    .requiredOption('--user <name>', 'the user the token authenticates')
+    .requiredOption('--role <role>', 'viewer, operator or admin')
+    .action(async (o) => {
+      const { tokenCreateCommand } = await import('./security.ts');
+      setExit(tokenCreateCommand(o));
+    });
+}
+
+function addJoin(program: Command, setExit: SetExit): void {
+  program
+    .command('join')
+    .description(
+      'Join a cluster as a node with a bootstrap token (as kubeadm join): the cluster signs this node’s client certificate',
+    )
+    .option('--server <url>', 'the API server, https://HOST:6443')
+    .option('--token <id.secret>', 'bootstrap token (kubeadm token create, or a bootstrap-token Secret)')
+    .option(
+      '--ca-cert-hash <sha256:hex>',
+      'pin the cluster CA (sha256 of its public key); repeatable',
+      (v: string, all: string[]) => [...all, v],
+      [],
+    )
+    .option(
+      '--bootstrap-kubeconfig <file>',
+      'a kubeconfig with server, CA and bootstrap token (instead of the three above)',
+    )
+    .option('--node-name <name>', 'this node’s name (default: the host name)')
+    .option('--data-dir <dir>', 'where the node keeps its credentials (DATA_DIR/pki)', './data')
+    .option('--timeout <seconds>', 'how long to wait for the certificate’s approval', '900')
+    .option('--log-level <level>', 'log level', 'warn')
+    .action(async (f) => {
+      const { joinCommand } = await import('./join.ts');
+      setExit(await joinCommand(f));
+    });
+}
+
+function addAudit(program: Command, setExit: SetExit): void {
+  clientFlags(
+    program
+      .command('audit')
+      .description('List the audit trail: restarts, execs and device edits (who, what, when, result)')
+      .option('--limit <n>', 'how many records', '50')
+      .option('--user <name>', 'only this user')
+      .option('-o, --output <format>', 'json for the raw records'),
+  ).action(async (o) => {
+    const { auditCommand } = await import('./security.ts');
+    setExit(await auditCommand(o));
+  });
+}
+
+function addImages(parent: Command, setExit: SetExit): void {
+  const images = clientFlags(
+    parent
+      .command('images')
+      .description("List the runtime's images: size, pinned, the pods that use them")
+      .option('-o, --output <format>', 'json|yaml')
+      .option('--no-headers', "don't print headers"),
+  ).action(async (o) => {
+    const { imagesCommand } = await import('./images.ts');
+    setExit(await imagesCommand(o));
+  });
+  clientFlags(
+    images
+      .command('load')
+      .description(
+        'Import an image archive on the node (docker save, ctr export, OCI layout tar) into containerd',
+      )
+      .argument('<file>', 'the archive (.tar)'),
+  ).action(async (file: string, _o, cmd: Command) => {
+    // `-s` and the other client flags may come before `load` or after it.
+    const { imagesLoadCommand } = await import('./images.ts');
+    setExit(await imagesLoadCommand(file, cmd.optsWithGlobals()));
+  });
+}
