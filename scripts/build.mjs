@@ -42,6 +42,11 @@ const drizzleOpensNothing = {
 };
 
 const ENTRY = 'dist/outpost.mjs';
+const BANNER =
+  "import { createRequire as __outpostRequire } from 'node:module'; const require = __outpostRequire(import.meta.url);";
+// `require` as a free name: not a property (`.require`), not inside a word, a string or a flag
+// (`"require"`, `--require`). Anything else keeps the banner, so a doubt keeps it.
+const FREE_REQUIRE = /(?<![.\w$"'`-])require(?![\w$])/;
 const CHUNKS = 'dist/chunks';
 
 const started = Date.now();
@@ -62,11 +67,9 @@ const result = await build({
   sourcemap: 'linked',
   legalComments: 'none',
   external: ['better-sqlite3'],
-  // CommonJS dependencies call require() for Node built-ins; give every output file (entry and
-  // chunks: each is its own module scope) one.
-  banner: {
-    js: "import { createRequire as __outpostRequire } from 'node:module'; const require = __outpostRequire(import.meta.url);",
-  },
+  // CommonJS dependencies call require() for Node built-ins; give the ESM output one. esbuild
+  // puts the banner on every output file; below it stays only where a chunk uses require.
+  banner: { js: BANNER },
   metafile: true,
   logLevel: 'warning',
   plugins: [zodEnglishOnly, drizzleOpensNothing],
@@ -82,7 +85,15 @@ for (const f of existsSync(CHUNKS) ? readdirSync(CHUNKS) : [])
 // string: 6.9 MB of heap for the 3.4 MB one-file bundle instead of 3.4 (docs/performance.md).
 // esbuild escapes strings but not String.raw templates, so check every output file.
 for (const file of outputs) {
-  const text = readFileSync(file, 'utf8');
+  let text = readFileSync(file, 'utf8');
+  // The banner is the first line (after the entry's #! line); a file that never calls require
+  // gets an empty line instead (the source map's lines stay where they are).
+  const at = text.startsWith('#!') ? text.indexOf('\n') + 1 : 0;
+  const rest = text.slice(at + BANNER.length);
+  if (text.startsWith(`${BANNER}\n`, at) && !FREE_REQUIRE.test(rest)) {
+    text = text.slice(0, at) + rest;
+    writeFileSync(file, text);
+  }
   const wide = /[\u0100-\uffff]/.exec(text);
   if (wide) {
     const code = `\\u${wide[0].charCodeAt(0).toString(16).padStart(4, '0')}`;
@@ -91,7 +102,7 @@ for (const file of outputs) {
     process.exit(1);
   }
 }
-// Which input costs how many bytes of which output: `node scripts/bundle-cost.mjs` reads this.
+// Which input costs how many bytes of which output (before the banners were dropped): `node scripts/bundle-cost.mjs` reads this.
 writeFileSync('dist/outpost.meta.json', JSON.stringify(result.metafile));
 const kib = (f) => (result.metafile.outputs[f].bytes / 1024).toFixed(0);
 const total = outputs.reduce((n, f) => n + result.metafile.outputs[f].bytes, 0);
