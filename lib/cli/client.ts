@@ -1,5 +1,4 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Status } from '#lib/kube/status.ts';
 import { CliError } from './errors.ts';
 
@@ -41,23 +40,31 @@ const IDLE_TIMEOUT_MS = 300_000;
 export class ApiClient {
   readonly #server: URL;
   readonly #headers: Record<string, string>;
-  readonly #agent: HttpAgent;
-  readonly #request: typeof httpRequest;
+  readonly #tls: NonNullable<ClientOptions['tls']>;
+  #transport: Promise<{ agent: HttpAgent; request: typeof httpRequest }> | undefined;
 
   constructor(opts: ClientOptions) {
     this.#server = new URL(opts.server);
-    const tls = opts.tls ?? {};
-    const https = this.#server.protocol === 'https:';
-    this.#agent = https
-      ? new HttpsAgent({
-          keepAlive: true,
-          ...(tls.ca ? { ca: tls.ca } : {}),
-          ...(tls.cert ? { cert: tls.cert } : {}),
-          ...(tls.key ? { key: tls.key } : {}),
-        })
-      : new HttpAgent({ keepAlive: true });
-    this.#request = https ? httpsRequest : httpRequest;
+    this.#tls = opts.tls ?? {};
     this.#headers = opts.token ? { authorization: `Bearer ${opts.token}` } : {};
+  }
+
+  /** node:https (and with it TLS) is loaded only for an https:// server. */
+  #connection(): Promise<{ agent: HttpAgent; request: typeof httpRequest }> {
+    const tls = this.#tls;
+    this.#transport ??=
+      this.#server.protocol === 'https:'
+        ? import('node:https').then((https) => ({
+            agent: new https.Agent({
+              keepAlive: true,
+              ...(tls.ca ? { ca: tls.ca } : {}),
+              ...(tls.cert ? { cert: tls.cert } : {}),
+              ...(tls.key ? { key: tls.key } : {}),
+            }),
+            request: https.request,
+          }))
+        : Promise.resolve({ agent: new HttpAgent({ keepAlive: true }), request: httpRequest });
+    return this.#transport;
   }
 
   /** Sends a request; returns the response for 2xx, throws a CliError otherwise. */
@@ -79,12 +86,13 @@ export class ApiClient {
       for (const item of Array.isArray(v) ? v : v === undefined ? [] : [v]) url.searchParams.append(k, item);
     }
     const payload = opts.body === undefined ? undefined : JSON.stringify(opts.body);
+    const { agent, request } = await this.#connection();
     let res: IncomingMessage;
     try {
       res = await new Promise<IncomingMessage>((resolve, reject) => {
-        const req = this.#request(url, {
+        const req = request(url, {
           method,
-          agent: this.#agent,
+          agent,
           headers: {
             ...this.#headers,
             accept: opts.accept ?? 'application/json',
@@ -150,7 +158,7 @@ export class ApiClient {
   }
 
   async close(): Promise<void> {
-    this.#agent.destroy();
+    if (this.#transport) (await this.#transport).agent.destroy();
   }
 }
 

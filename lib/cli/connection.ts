@@ -48,8 +48,8 @@ async function fromKubeconfig(
   try {
     const text = readFileSync(path, 'utf8');
     // The YAML library only when there is a kubeconfig to read (most commands have none).
-    const { parse } = await import('yaml');
-    cfg = parse(text) as Kubeconfig;
+    const { parseYaml } = await import('./yaml.ts');
+    cfg = parseYaml(text) as Kubeconfig;
   } catch (e) {
     throw new CliError(`error: loading kubeconfig ${path}: ${(e as Error).message}`);
   }

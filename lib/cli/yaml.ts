@@ -1,6 +1,10 @@
-// kubectl's YAML output, apart from lib/cli/output.ts so that only the commands that print
-// YAML load the YAML library.
-import { stringify } from 'yaml';
+// YAML for the CLI (kubectl's output format, kubeconfigs), apart from the modules that use it so
+// that only a command that prints or reads YAML loads the YAML library (import this module with
+// `await import()`: a dynamic import of the library itself gives only its CommonJS default in the
+// bundle).
+import { parse, stringify } from 'yaml';
+
+export { parse as parseYaml };
 
 /** kubectl's YAML: keys sorted (it goes through a JSON map), YAML 1.1 quoting, sequences not indented. */
 export function toYaml(value: unknown): string {
