@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { type ClientRequest, get, request } from 'node:http';
 import { createInterface } from 'node:readline';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { openMetabase } from '#db/open.ts';
@@ -270,6 +270,41 @@ require('node:http').createServer((q, s) => {
   s.writeHead(200, { 'content-type': 'application/json' }); s.write(''); held.push(s);
 }).listen(Number(process.argv[1]), '127.0.0.1');`;
 
+/**
+ * The HTTP floor for reads: a bare node:http server answering `/get` and `/list` with fixed JSON
+ * bodies of the same sizes as Outpost's answers (given in bytes on its command line).
+ */
+const BARE_READ_SERVER = `
+const [port, getBytes, listBytes] = process.argv.slice(1).map(Number);
+const body = (n) => Buffer.from(JSON.stringify({ pad: 'x'.repeat(Math.max(0, n - 10)) }));
+const bodies = { '/get': body(getBytes), '/list': body(listBytes) };
+require('node:http').createServer((q, s) => {
+  const b = bodies[q.url];
+  s.writeHead(200, { 'content-type': 'application/json', 'content-length': b.length }); s.end(b);
+}).listen(port, '127.0.0.1');`;
+
+/** GET (4 and 16 connections) and LIST (1 connection) against the bare server, as against Outpost. */
+async function bareReads(getBytes: number, listBytes: number) {
+  const port = PORT + 2;
+  const url = `http://127.0.0.1:${port}`;
+  const { child } = await startAndWait(
+    process.execPath,
+    ['-e', BARE_READ_SERVER, String(port), String(getBytes), String(listBytes)],
+    url,
+    '/get',
+  );
+  try {
+    await load(url, '/get', 2000, 8); // warm-up, as for Outpost
+    return {
+      get: await load(url, '/get', GETS, 4),
+      getMax: await load(url, '/get', GETS, 16),
+      list: await load(url, '/list', LISTS, 1),
+    };
+  } finally {
+    await stopChild(child);
+  }
+}
+
 async function bareWatchersCost(n: number): Promise<WatchersCost> {
   const port = PORT + 1;
   const url = `http://127.0.0.1:${port}`;
@@ -299,6 +334,7 @@ async function bareWatchersCost(n: number): Promise<WatchersCost> {
 const met = (ok: boolean) => (ok ? 'met' : 'NOT met');
 
 async function main() {
+  const startLoad = loadavg()[0]!;
   console.log(`seeding ${PODS} pods ...`);
   seed();
 
@@ -372,7 +408,11 @@ async function main() {
     accept: 'application/json;as=Table;v=v1;g=meta.k8s.io',
   });
   const loadedRss = rssMb(child.pid!);
+  const getBytes = (await (await fetch(`${url}/api/v1/namespaces/ns-7/pods/pod-0007`)).arrayBuffer())
+    .byteLength;
+  const listBytes = (await (await fetch(`${url}/api/v1/pods`)).arrayBuffer()).byteLength;
   await stopChild(child);
+  const bareRead = await bareReads(getBytes, listBytes);
 
   // Watchers on a fresh agent, idle but for one read: what the load above left for the GC to
   // collect would otherwise drown the watchers' cost.
@@ -400,15 +440,29 @@ async function main() {
   rmSync(dir, { recursive: true, force: true });
   const bare = await bareWatchersCost(WATCHERS);
 
-  console.log(`\nOutpost read path, ${PODS} pods, node ${process.version}, ${new Date().toISOString()}\n`);
+  console.log(
+    `\nOutpost read path, ${PODS} pods, node ${process.version}, ${new Date().toISOString()}, load (1 min) ${startLoad.toFixed(1)} at start, ${loadavg()[0]!.toFixed(1)} at end\n`,
+  );
   printTable(
-    ['what', 'p50 ms', 'p99 ms', 'req/s', 'anchor p50 ms', 'ratio p50', 'target'],
+    [
+      'what',
+      'p50 ms',
+      'p99 ms',
+      'req/s',
+      'bare node:http p50 / p99 ms (same bytes)',
+      'ratio p99',
+      'raw read p50 ms',
+      'ratio p50',
+      'target',
+    ],
     [
       [
         'GET one pod (HTTP, 4 conns)',
         httpGet.p50,
         httpGet.p99,
         httpGet.perSecond.toFixed(0),
+        `${bareRead.get.p50.toFixed(2)} / ${bareRead.get.p99.toFixed(2)}`,
+        httpGet.p99 / bareRead.get.p99,
         rawGet.p50,
         httpGet.p50 / rawGet.p50,
         `p99 <= 2 ms: ${met(httpGet.p99 <= 2)}`,
@@ -418,6 +472,8 @@ async function main() {
         httpGetMax.p50,
         httpGetMax.p99,
         httpGetMax.perSecond.toFixed(0),
+        `${bareRead.getMax.p50.toFixed(2)} / ${bareRead.getMax.p99.toFixed(2)}`,
+        httpGetMax.p99 / bareRead.getMax.p99,
         rawGet.p50,
         httpGetMax.p50 / rawGet.p50,
         `>= 3000 req/s: ${met(httpGetMax.perSecond >= 3000)}`,
@@ -427,6 +483,8 @@ async function main() {
         httpList.p50,
         httpList.p99,
         httpList.perSecond.toFixed(0),
+        `${bareRead.list.p50.toFixed(2)} / ${bareRead.list.p99.toFixed(2)}`,
+        httpList.p99 / bareRead.list.p99,
         rawList.p50,
         httpList.p50 / rawList.p50,
         `p99 <= 30 ms: ${met(httpList.p99 <= 30)}`,
@@ -436,14 +494,28 @@ async function main() {
         httpTable.p50,
         httpTable.p99,
         httpTable.perSecond.toFixed(0),
+        '-',
+        '-',
         rawList.p50,
         httpTable.p50 / rawList.p50,
         '-',
       ],
-      ['GET one pod (in-process handler)', med(inGet), '-', '-', rawGet.p50, med(inGet) / rawGet.p50, '-'],
+      [
+        'GET one pod (in-process handler)',
+        med(inGet),
+        '-',
+        '-',
+        '-',
+        '-',
+        rawGet.p50,
+        med(inGet) / rawGet.p50,
+        '-',
+      ],
       [
         `LIST ${PODS} pods (in-process handler)`,
         med(inList),
+        '-',
+        '-',
         '-',
         '-',
         rawList.p50,
