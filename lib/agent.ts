@@ -13,32 +13,20 @@ import { loadSecurity } from '#lib/auth/load.ts';
 import { ensureServingPki, type ServingPki, servingNames } from '#lib/auth/pki.ts';
 import type { CloudContext } from '#lib/cloud/context.ts';
 import type { NodeAgent } from '#lib/cloud/node-agent.ts';
-import { cloudPodsModule, enableOutbox } from '#lib/cloud/pods-module.ts';
-import { CriClient } from '#lib/cri/client.ts';
-import { Dmi, dmiSocketPath } from '#lib/dmi/module.ts';
 import type { Deps } from '#lib/http/env.ts';
 import { defaultLimits } from '#lib/http/limits.ts';
-import { ManifestSync } from '#lib/manifests/sync.ts';
-import { MqttBridge } from '#lib/mqtt/bridge.ts';
+import type { ManifestSync } from '#lib/manifests/sync.ts';
 import { mqttClientOptions } from '#lib/mqtt/options.ts';
 import type { NodeApi } from '#lib/node-api/module.ts';
-import { ContainerLogRotator } from '#lib/pods/logs/rotate.ts';
-import { ProbeManager } from '#lib/pods/probes/index.ts';
-import { RuntimeFinder, runtimeCandidates } from '#lib/pods/runtime/discovery.ts';
-import { connectRuntime, isRuntimeUnreachable, runtimeModule } from '#lib/pods/runtime/module.ts';
-import { RuntimeNetwork } from '#lib/pods/runtime/network.ts';
-import { RuntimeReachability } from '#lib/pods/runtime/reachability.ts';
-import { StatsCollector } from '#lib/pods/runtime/stats.ts';
-import { PodManager } from '#lib/pods/worker/manager.ts';
-import { restartPod } from '#lib/pods/worker/restart.ts';
-import { RestartRequests } from '#lib/pods/worker/restart-requests.ts';
+import type { PodModules } from '#lib/pods/modules.ts';
+import type { PodManager } from '#lib/pods/worker/manager.ts';
 import { createStore, type Store } from '#lib/store/index.ts';
 import { SnapshotSchedule } from '#lib/store/snapshots.ts';
 import { ExitCode, FatalError } from '#lib/supervisor/exit-codes.ts';
 import { type ModuleContext, Supervisor } from '#lib/supervisor/modules.ts';
 import { createApp } from './app.ts';
 import type { Clock } from './clock.ts';
-import { sleep, systemClock } from './clock.ts';
+import { systemClock } from './clock.ts';
 import { ConfigError, parseListen, type ServeConfig } from './config.ts';
 import type { Logger } from './log.ts';
 import { createMetrics, timeMetabaseWrites } from './metrics.ts';
@@ -80,13 +68,22 @@ const untilAborted = (signal: AbortSignal) =>
   );
 
 /**
- * Starts Outpost's node agent: the metabase and the local API first (cached reads are served at
- * once, whatever else is down), then the supervised modules: manifests, runtime, pods.
+ * Starts Outpost's node agent in the order that gets a board serving and its pods back soonest:
+ * the metabase and the local API first (cached reads are answered at once, whatever else is
+ * down), then the runtime and pods modules (recovery talks to CRI), then everything else (devices,
+ * MQTT, manifests, the cloud link). Each part's code is imported when its turn comes; requests
+ * other than cached reads wait until every part is there.
  */
 export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOptions = {}): Promise<Agent> {
   const clock = opts.clock ?? systemClock;
   const now = () => clock.now();
   const started = now();
+  // Milliseconds since the process started, at each step: the `outpost started` log line.
+  const marks: Record<string, number> = {};
+  const mark = (step: string) => {
+    marks[step] = Math.round(process.uptime() * 1000);
+  };
+  mark('agent');
   const { host, port } = parseListen(config.listen);
   if (config.manifests) {
     try {
@@ -96,6 +93,8 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
     }
   }
   const security = loadSecurity(config, host, log);
+  // Checked before anything runs: a bad --mqtt-* flag is a configuration error.
+  const mqttOptions = config.mqtt ? mqttClientOptions(config) : undefined;
   let cloud: CloudContext | undefined;
   if (config.cloud) {
     // Loaded only with --cloud: a standalone node does not carry the Kubernetes client in memory.
@@ -133,6 +132,7 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
     lock?.release();
     throw e;
   }
+  mark('metabase');
   // The data directory's admin credential (made on the first start) is always accepted.
   let admin: AdminCredential;
   try {
@@ -161,9 +161,10 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
       );
     }
   }
+  mark('credentials');
   const store = createStore(metabase, { host: config.nodeName, now });
   // Before any module writes: from now on every status and event also goes to the cloud outbox.
-  if (cloud) enableOutbox(cloud, store);
+  if (cloud) (await import('#lib/cloud/pods-module.ts')).enableOutbox(cloud, store);
   const shutdown = new AbortController();
   const supervisor = new Supervisor({
     log,
@@ -182,7 +183,15 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
         }
       : {}),
   });
-  supervisor.on('change', (m) => metrics.module(m));
+  let recoveredLogged = false;
+  supervisor.on('change', (m) => {
+    metrics.module(m);
+    if (m.name === 'pods' && m.state === 'running' && !recoveredLogged) {
+      recoveredLogged = true;
+      mark('podsRecovered');
+      log.info({ sinceProcessStartMs: marks }, 'pods recovered: every pod had its first pass');
+    }
+  });
   if (metabase.recovery) {
     const r = metabase.recovery;
     const how = r.snapshot
@@ -206,41 +215,9 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
     }
   }
   timeMetabaseWrites(metabase.sqlite, (seconds) => metrics.metabaseWrite(seconds));
-  const cri =
-    opts.runPods === false
-      ? undefined
-      : new CriClient({
-          endpoint: config.runtimeEndpoint,
-          logger: log.child({ module: 'cri' }),
-          onCall: (method, code, seconds) => metrics.cri(method, code, seconds),
-          // While the runtime is down gRPC retries the socket every second (a cheap connect()).
-          channelOptions: {
-            'grpc.initial_reconnect_backoff_ms': 1_000,
-            'grpc.max_reconnect_backoff_ms': 1_000,
-          },
-        });
-  const mqttOptions = config.mqtt ? mqttClientOptions(config) : undefined;
-  const dmi = new Dmi({ store, log: log.child({ module: 'dmi' }), socket: dmiSocketPath(config), clock });
-  // The LAN's view over MQTT: EventBus twin topics and Home Assistant discovery (off by default).
-  // Made before the API's dependencies, which copy its status function (the dashboard shows it).
-  const mqtt =
-    config.mqtt && mqttOptions
-      ? new MqttBridge({
-          url: config.mqtt,
-          client: mqttOptions,
-          node: config.nodeName,
-          topicPrefix: config.mqttTopicPrefix,
-          discoveryPrefix: config.mqttDiscoveryPrefix,
-          version: OUTPOST_VERSION,
-          store,
-          editDevice: (ns, name, change) => dmi.manager.editDevice(ns, name, change),
-          restartPod: (ns, name) => restartPod(deps, ns, name),
-          log: log.child({ module: 'mqtt' }),
-          now,
-        })
-      : undefined;
-  // The runtime's NetworkReady, kept by the runtime module's health check.
-  const network = new RuntimeNetwork();
+  // The parts loaded after the API listens fill in their dependencies (runtime, devices, MQTT);
+  // until then only cached reads are served (lib/app.ts), the other requests wait for `starting`.
+  let started2: () => void = () => {};
   const deps: Deps = {
     store,
     log,
@@ -248,15 +225,16 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
     nodeName: config.nodeName,
     nodeIp: config.nodeIp,
     shutdown: shutdown.signal,
-    health: () => supervisor.snapshot(),
-    cri,
-    runtimeNetwork: cri ? () => network.state : undefined,
-    dmi: dmi.manager,
-    restarts: cri ? new RestartRequests(now) : undefined,
-    stats: cri ? new StatsCollector(cri, config.nodeName, now) : undefined,
+    // Ready only once every part has loaded and registered its modules (each then says its own).
+    health: () =>
+      deps.starting
+        ? [
+            ...supervisor.snapshot(),
+            { name: 'startup', state: 'starting', critical: false, restarts: 0, since: started },
+          ]
+        : supervisor.snapshot(),
     metrics,
     cloud,
-    mqtt: mqtt ? () => mqtt.status() : undefined,
     auth: security.auth,
     limits: defaultLimits(now, {
       exec: config.maxExecSessions,
@@ -264,43 +242,12 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
       rate: config.rateLimit,
       maxBodyBytes: config.maxBodyBytes,
     }),
+    starting: new Promise<void>((resolve) => {
+      started2 = resolve;
+    }),
   };
-
-  // The API listens before anything else runs, so cached reads never wait for the runtime.
-  const app = createApp(deps); // outside the try: a failure here is a bug, not a listen failure
-  let server: RunningServer;
-  try {
-    server = pki
-      ? await listen(app, host, port, pki, { sniff: true })
-      : await listen(app, host, port, security.tls);
-  } catch (e) {
-    metabase.close();
-    lock?.release();
-    // Not a configuration exit: the port may be free again on the next try (outpost supervise).
-    throw new FatalError(ExitCode.ListenFailed, `--listen ${config.listen}: ${(e as Error).message}`);
-  }
-  // The admin kubeconfig names the address the API answers on; local admin work also goes
-  // through the root-only unix socket beside the metabase.
-  try {
-    writeAdminKubeconfig(
-      config.dataDir,
-      adminServer(server.secureUrl ?? server.url),
-      admin.token,
-      pki?.caPem,
-    );
-  } catch (err) {
-    // A full disk at start must not stop the agent (reads and recovery go on): the kubeconfig of
-    // an earlier start stays, with the token that still authenticates.
-    log.warn({ err }, 'the admin kubeconfig could not be rewritten; the one already there stays');
-  }
-  let localServer: { close(): Promise<void> } | undefined;
-  if (config.dataDir !== ':memory:') {
-    try {
-      localServer = await listenLocal(app, join(config.dataDir, 'outpost.sock'));
-    } catch (e) {
-      log.warn({ err: e }, 'the local admin socket could not be opened; the admin kubeconfig still works');
-    }
-  }
+  // Registered before the API listens, so /readyz fails until each has started; the code of the
+  // modules that need more than the metabase is imported when they run.
   supervisor.register({
     name: 'api',
     policy: 'Never',
@@ -325,12 +272,125 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
     },
   });
 
-  let pods: PodManager | undefined;
-  let reach: RuntimeReachability | undefined;
-  let finder: RuntimeFinder | undefined;
+  // The API listens before anything else runs, so cached reads never wait for the runtime.
+  const app = createApp(deps); // outside the try: a failure here is a bug, not a listen failure
+  let server: RunningServer;
+  try {
+    server = pki
+      ? await listen(app, host, port, pki, { sniff: true })
+      : await listen(app, host, port, security.tls);
+  } catch (e) {
+    metabase.close();
+    lock?.release();
+    // Not a configuration exit: the port may be free again on the next try (outpost supervise).
+    throw new FatalError(ExitCode.ListenFailed, `--listen ${config.listen}: ${(e as Error).message}`);
+  }
+  mark('listening');
+  log.info(
+    {
+      version: OUTPOST_VERSION,
+      url: server.url,
+      dataDir: config.dataDir,
+      node: config.nodeName,
+      startupMs: now() - started,
+      sinceProcessStartMs: marks.listening,
+    },
+    'outpost serving',
+  );
+  supervisor.start();
+
+  // Pods next: the runtime and pods modules start talking to CRI as soon as their code is loaded.
+  let podSide: PodModules | undefined;
+  if (opts.runPods !== false) {
+    const { podModules } = await import('#lib/pods/modules.ts');
+    mark('podsLoaded');
+    podSide = podModules({
+      store,
+      log,
+      clock,
+      nodeName: config.nodeName,
+      hostIP: config.nodeIp,
+      dataDir: config.dataDir,
+      runtimeEndpoint: config.runtimeEndpoint,
+      imagePull: config.imagePull,
+      containerLog: {
+        maxSize: config.containerLogMaxSize,
+        maxFiles: config.containerLogMaxFiles,
+        monitorIntervalMs: config.containerLogMonitorInterval,
+      },
+      runtimeCandidates: opts.runtimeCandidates,
+      runtimeUnreachableGraceMs: opts.runtimeUnreachableGraceMs,
+      onCriCall: (method, code, seconds) => {
+        metrics.cri(method, code, seconds);
+        // When recovery first reached the runtime: the call's start, for the `pods recovered` line.
+        const at = Math.round(process.uptime() * 1000 - seconds * 1000);
+        marks.firstCriCall ??= at;
+        if (method === 'RunPodSandbox') marks.firstRunPodSandbox ??= at;
+      },
+      retryNow: (module) => supervisor.retryNow(module),
+    });
+    for (const m of podSide.modules) supervisor.register(m);
+    deps.cri = podSide.cri;
+    deps.runtimeNetwork = () => podSide!.network.state;
+    deps.restarts = podSide.restarts;
+    deps.stats = podSide.stats;
+  }
+  const refreshPods = () => podSide?.refreshAll();
+
+  // The admin kubeconfig names the address the API answers on; local admin work also goes
+  // through the root-only unix socket beside the metabase.
+  try {
+    writeAdminKubeconfig(
+      config.dataDir,
+      adminServer(server.secureUrl ?? server.url),
+      admin.token,
+      pki?.caPem,
+    );
+  } catch (err) {
+    // A full disk at start must not stop the agent (reads and recovery go on): the kubeconfig of
+    // an earlier start stays, with the token that still authenticates.
+    log.warn({ err }, 'the admin kubeconfig could not be rewritten; the one already there stays');
+  }
+  let localServer: { close(): Promise<void> } | undefined;
+  if (config.dataDir !== ':memory:') {
+    try {
+      localServer = await listenLocal(app, join(config.dataDir, 'outpost.sock'));
+    } catch (e) {
+      log.warn({ err: e }, 'the local admin socket could not be opened; the admin kubeconfig still works');
+    }
+  }
+
+  // Devices: the DMI server for mappers, the registry reloaded from the metabase, pushes to mappers.
+  const { Dmi, dmiSocketPath } = await import('#lib/dmi/module.ts');
+  const dmi = new Dmi({ store, log: log.child({ module: 'dmi' }), socket: dmiSocketPath(config), clock });
+  deps.dmi = dmi.manager;
+  supervisor.register({ name: 'dmi', policy: 'Always', run: (ctx) => dmi.run(ctx) });
+  // The LAN's view over MQTT: EventBus twin topics and Home Assistant discovery (off by default).
+  if (config.mqtt && mqttOptions) {
+    const [{ MqttBridge }, { restartPod }] = await Promise.all([
+      import('#lib/mqtt/bridge.ts'),
+      import('#lib/pods/worker/restart.ts'),
+    ]);
+    const mqtt = new MqttBridge({
+      url: config.mqtt,
+      client: mqttOptions,
+      node: config.nodeName,
+      topicPrefix: config.mqttTopicPrefix,
+      discoveryPrefix: config.mqttDiscoveryPrefix,
+      version: OUTPOST_VERSION,
+      store,
+      editDevice: (ns, name, change) => dmi.manager.editDevice(ns, name, change),
+      restartPod: (ns, name) => restartPod(deps, ns, name),
+      log: log.child({ module: 'mqtt' }),
+      now,
+    });
+    deps.mqtt = () => mqtt.status();
+    supervisor.register({ name: 'mqtt', policy: 'Always', run: (ctx) => mqtt.run(ctx) });
+  }
   let manifests: ManifestSync | undefined;
   if (config.manifests) {
     const dir = config.manifests;
+    const { ManifestSync } = await import('#lib/manifests/sync.ts');
     supervisor.register({
       name: 'manifests',
       policy: 'Always',
@@ -341,135 +401,13 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
           store,
           log: log.child({ module: 'manifests' }),
           // With a runtime, a pod whose manifest is gone terminates gracefully; without, it just goes.
-          ...(cri ? { removePod: (ns: string, name: string) => store.pods.markDeleting(ns, name) } : {}),
+          ...(podSide ? { removePod: (ns: string, name: string) => store.pods.markDeleting(ns, name) } : {}),
         });
         manifests.sync();
         manifests.watch((err) => ctx.fail(err));
         ctx.ready();
         await untilAborted(ctx.signal);
         manifests.close();
-      },
-    });
-  }
-  // Devices: the DMI server for mappers, the registry reloaded from the metabase, pushes to mappers.
-  supervisor.register({ name: 'dmi', policy: 'Always', run: (ctx) => dmi.run(ctx) });
-  // The LAN's view over MQTT: EventBus twin topics and Home Assistant discovery (off by default).
-  if (mqtt) supervisor.register({ name: 'mqtt', policy: 'Always', run: (ctx) => mqtt.run(ctx) });
-  if (cri) {
-    // Pods are served from the metabase whatever the runtime does; their RuntimeReachable
-    // condition says whether what they show is live. Once the runtime answers, the pods module
-    // starts at once instead of waiting out its own backoff.
-    const candidates = opts.runtimeCandidates ?? runtimeCandidates(config.runtimeEndpoint);
-    reach = new RuntimeReachability({
-      store,
-      nodeName: config.nodeName,
-      endpoint: () => cri.endpoint,
-      watching: candidates,
-      now,
-      log,
-      clock,
-      ...(opts.runtimeUnreachableGraceMs !== undefined
-        ? { unreachableGraceMs: opts.runtimeUnreachableGraceMs }
-        : {}),
-      onRecovered: () => {
-        for (const rec of store.pods.records({ nodeName: config.nodeName })) pods?.refresh(rec.uid);
-      },
-    });
-    // While no runtime answers, the candidate sockets are polled; the first to answer is used.
-    finder = new RuntimeFinder({
-      candidates,
-      clock,
-      answers: async (endpoint) => {
-        const probe = new CriClient({ endpoint, timeoutMs: 2_000 });
-        try {
-          await probe.version();
-          return true;
-        } finally {
-          probe.close();
-        }
-      },
-      found: (endpoint) => {
-        if (endpoint !== cri.endpoint) {
-          log.info({ endpoint, configured: config.runtimeEndpoint }, 'container runtime found');
-          cri.retarget(endpoint);
-        }
-        supervisor.retryNow('runtime');
-      },
-    });
-    supervisor.register(
-      runtimeModule({ cri, reach, finder, network, onConnected: () => supervisor.retryNow('pods') }),
-    );
-    // kubelet's container log manager: one pass per monitor interval while the pods module runs.
-    const rotator = new ContainerLogRotator({
-      cri,
-      policy: { maxSize: config.containerLogMaxSize, maxFiles: config.containerLogMaxFiles },
-      log: log.child({ module: 'logs' }),
-      owns: (uid) => store.pods.recordByUid(uid) !== undefined,
-      now,
-    });
-    const rotateLogs = async (signal: AbortSignal) => {
-      while (!signal.aborted) {
-        await sleep(config.containerLogMonitorInterval, signal);
-        if (!signal.aborted)
-          await rotator.pass().catch((err) => log.debug({ err }, 'container log rotation pass failed'));
-      }
-    };
-    supervisor.register({
-      name: 'pods',
-      policy: 'Always',
-      quiet: isRuntimeUnreachable,
-      run: async (ctx) => {
-        const prober = new ProbeManager({
-          clock,
-          exec: (id, cmd, timeout) => cri.execSync(id, cmd, timeout),
-          onChange: (uid) => pods?.refresh(uid),
-          onLivenessFailure: (uid, _name, containerId, _output, probe) => {
-            pods?.worker.condemn(containerId, probe);
-            void pods?.enqueue(uid);
-          },
-          onEvent: (uid, type, reason, message, container) => {
-            const rec = store.pods.recordByUid(uid);
-            if (rec)
-              store.events.record(
-                {
-                  kind: 'Pod',
-                  namespace: rec.namespace,
-                  name: rec.name,
-                  uid,
-                  ...(container ? { fieldPath: `spec.containers{${container}}` } : {}),
-                },
-                type,
-                reason,
-                message,
-                'kubelet',
-              );
-          },
-        });
-        const manager = new PodManager({
-          cri,
-          store,
-          clock,
-          prober,
-          log: log.child({ module: 'pods' }),
-          nodeName: config.nodeName,
-          hostIP: config.nodeIp,
-          dataDir: config.dataDir,
-          restarts: deps.restarts,
-          imagePull: config.imagePull,
-        });
-        // Probe callbacks may fire during the first syncs: the manager must be reachable before start().
-        pods = manager;
-        try {
-          // While the runtime is absent this fails at once with a clear reason (no socket).
-          await connectRuntime(cri, 5_000);
-          await manager.start();
-          ctx.ready();
-          await rotateLogs(ctx.signal);
-        } finally {
-          await manager.stop();
-          prober.stopAll();
-          if (pods === manager) pods = undefined;
-        }
       },
     });
   }
@@ -488,8 +426,13 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
         dataDir: config.dataDir,
       });
     } catch (e) {
+      started2();
+      await supervisor.stop();
+      podSide?.close();
       await server.close();
+      await localServer?.close();
       metabase.close();
+      lock?.release();
       throw new FatalError(
         ExitCode.ListenFailed,
         `--kubelet-port ${config.kubeletPort}: ${(e as Error).message}`,
@@ -504,10 +447,9 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
         await running.run(ctx.signal);
       },
     });
-  }
-  if (cloud) {
     const { cloudModule } = await import('#lib/cloud/module.ts');
     const runtimeModuleRunning = () => supervisor.snapshot().find((m) => m.name === 'runtime');
+    const cri = podSide?.cri;
     supervisor.register(
       cloudModule({
         ctx: cloud,
@@ -535,12 +477,15 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
       }),
     );
     // Pods bound to the node, the objects they use, and the outbox back to the cloud.
+    const { cloudPodsModule } = await import('#lib/cloud/pods-module.ts');
     supervisor.register(cloudPodsModule(cloud, store));
     // KubeEdge devices bound to the node, when the cluster has the CRDs and lets the node read them.
     const { cloudDevicesModule } = await import('#lib/cloud/devices-module.ts');
     supervisor.register(cloudDevicesModule(cloud, store));
   }
-  supervisor.start();
+  // Every dependency is there: the requests that waited go on.
+  delete deps.starting;
+  started2();
   const snapshots =
     config.dataDir !== ':memory:' && config.snapshotInterval > 0
       ? new SnapshotSchedule({
@@ -579,20 +524,11 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
       return;
     }
     log.info({ dataDir: store.disk.dataDir }, 'space is back in the data directory: metabase writes resume');
-    for (const rec of store.pods.records({ nodeName: config.nodeName })) pods?.refresh(rec.uid);
+    refreshPods();
   });
+  mark('started');
+  log.info({ sinceProcessStartMs: marks }, 'outpost started: every module loaded');
   let closing: Promise<void> | undefined;
-  log.info(
-    {
-      version: OUTPOST_VERSION,
-      url: server.url,
-      dataDir: config.dataDir,
-      node: config.nodeName,
-      startupMs: now() - started,
-      sinceProcessStartMs: Math.round(process.uptime() * 1000),
-    },
-    'outpost serving',
-  );
   return {
     url: server.url,
     secureUrl: server.secureUrl,
@@ -600,7 +536,7 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
     metabase,
     supervisor,
     get pods() {
-      return pods;
+      return podSide?.pods;
     },
     cloud,
     get cloudNode() {
@@ -611,14 +547,13 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
         shutdown.abort();
         snapshots?.stop();
         if (probeTimer) clock.clearTimeout(probeTimer);
-        finder?.stop();
-        reach?.close();
+        podSide?.stopWatching();
         security.auth.tokens?.close();
         await server.close();
         await localServer?.close();
         await nodeApi?.close();
         await supervisor.stop();
-        cri?.close();
+        podSide?.close();
         await cloud?.close();
         metabase.close();
         lock?.release();

@@ -1,4 +1,4 @@
-import { Hono, type MiddlewareHandler } from 'hono';
+import { type Context, Hono, type MiddlewareHandler, type Next } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
 import type { AppEnv, Deps } from '#lib/http/env.ts';
@@ -6,6 +6,7 @@ import { guard } from '#lib/http/guard.ts';
 import { defaultLimits } from '#lib/http/limits.ts';
 import { httpMetrics } from '#lib/http/metrics.ts';
 import { mergeCloudDiscovery, passThrough } from '#lib/http/passthrough.ts';
+import type { RouteEntry, RouteModule } from '#lib/http/route.ts';
 import { internal, StatusError, tooLarge } from '#lib/kube/status.ts';
 import type { DiskPressure } from '#lib/store/disk.ts';
 import { routes } from '#routes/_table.gen.ts';
@@ -18,11 +19,21 @@ export type Method = (typeof METHODS)[number];
 
 /** Builds the HTTP app over the given dependencies: one middleware sets them, every error is a Status. */
 export function createApp(given: AppDeps): Hono<AppEnv> {
-  const deps: Deps = { ...given, auth: given.auth ?? {}, limits: given.limits ?? defaultLimits(given.now) };
+  // The caller's object itself, not a copy: the agent fills in what loads after the API listens.
+  given.auth ??= {};
+  given.limits ??= defaultLimits(given.now);
+  const deps = given as Deps;
   const app = new Hono<AppEnv>();
   if (deps.metrics) app.use(httpMetrics(deps.metrics));
-  const entries = Object.entries(deps) as [keyof Deps, never][];
+  let entries = Object.entries(deps) as [keyof Deps, never][];
+  // The agent fills in what loads after the API listens, then resolves `starting`: read them again
+  // (this reaction runs before those of the requests that waited).
+  void deps.starting?.then(() => {
+    entries = Object.entries(deps) as [keyof Deps, never][];
+  });
   app.use(async (c, next) => {
+    if (deps.starting && !isCachedRead(c.req.method, c.req.path, c.req.header('upgrade')))
+      await deps.starting;
     for (const [key, value] of entries) c.set(key, value);
     await next();
   });
@@ -38,15 +49,13 @@ export function createApp(given: AppDeps): Hono<AppEnv> {
   app.use((c, next) => (c.req.method === 'GET' || c.req.method === 'HEAD' ? next() : limitBody(c, next)));
   if (deps.cloud) app.use(mergeCloudDiscovery());
   for (const route of routes) {
-    for (const method of METHODS) {
-      const handlers = route.module[method];
-      if (!handlers) continue;
-      const chain = (Array.isArray(handlers) ? handlers : [handlers]) as MiddlewareHandler<AppEnv>[];
-      const [first, ...rest] = chain;
-      app.on(method, route.path, first!, ...rest);
+    const load = lazyModule(route);
+    for (const method of route.methods) {
+      const handler = lazyHandler(load, method);
+      app.on(method, route.path, handler);
       // With a trailing slash too (`/api/`, `/version/`), as on kube-apiserver; the dashboard
       // lives at /ui/ (its route file is routes/ui/index.ts, path /ui, which redirects there).
-      app.on(method, `${route.path}/`, first!, ...rest);
+      app.on(method, `${route.path}/`, handler);
     }
   }
   app.notFound(async (c) => {
@@ -77,6 +86,54 @@ export function createApp(given: AppDeps): Hono<AppEnv> {
     return c.json(status.toStatus(), status.code as 400);
   });
   return app;
+}
+
+/** Core reads that ask the runtime, not only the metabase: logs, exec, port forwarding, the Node. */
+const LIVE_READ = /^\/api\/v1\/nodes(\/|$)|\/(log|exec|attach|portforward|proxy)\/?$/;
+
+/**
+ * A request answered from the metabase alone, at once while the agent's later parts are still
+ * loading: reads of core objects (`/api/v1/...` but those of LIVE_READ), discovery, version and
+ * health. Everything else waits for `Deps.starting`.
+ */
+export function isCachedRead(method: string, path: string, upgrade?: string): boolean {
+  if ((method !== 'GET' && method !== 'HEAD') || upgrade) return false;
+  if (path.startsWith('/api/v1/')) return !LIVE_READ.test(path);
+  return /^\/(api|apis|version|healthz|livez|readyz)\/?$/.test(path);
+}
+
+/** A route file imported once, on the first request that needs it (a failed import is tried again). */
+function lazyModule(route: RouteEntry): () => Promise<RouteModule> {
+  let loading: Promise<RouteModule> | undefined;
+  return () => {
+    loading ??= route.load().catch((err: unknown) => {
+      loading = undefined;
+      throw err;
+    });
+    return loading;
+  };
+}
+
+/**
+ * One method of a route file as a single handler: its chain (validators, then the handler) runs as
+ * Hono runs a chain, each handler's Response becoming the answer.
+ */
+function lazyHandler(load: () => Promise<RouteModule>, method: Method): MiddlewareHandler<AppEnv> {
+  let chain: readonly MiddlewareHandler<AppEnv>[] | undefined;
+  const run = async (c: Context<AppEnv>, next: Next, i: number): Promise<void> => {
+    const handler = chain![i];
+    if (!handler) return next();
+    const res = await handler(c, () => run(c, next, i + 1));
+    if (res instanceof Response && !c.finalized) c.res = res;
+  };
+  return async (c, next) => {
+    if (!chain) {
+      const handlers = (await load())[method];
+      if (!handlers) throw internal(`the route file exports no ${method} handler`);
+      chain = (Array.isArray(handlers) ? handlers : [handlers]) as MiddlewareHandler<AppEnv>[];
+    }
+    await run(c, next, 0);
+  };
 }
 
 /** The Status an error is answered with; anything unexpected is logged and becomes a 500. */

@@ -1,13 +1,13 @@
 import { chmodSync, rmSync } from 'node:fs';
-import type { Server } from 'node:http';
-import { createServer as createHttpsServer } from 'node:https';
+import type { IncomingMessage, Server } from 'node:http';
 import { type AddressInfo, createServer as createNetServer, type Server as NetServer } from 'node:net';
-import { createSecureContext, TLSSocket } from 'node:tls';
+import type { Duplex } from 'node:stream';
+import type { SecureContext } from 'node:tls';
 import { createAdaptorServer, type ServerType } from '@hono/node-server';
 import type { Env, Hono } from 'hono';
 import type { TlsFiles } from '#lib/auth/load.ts';
 import { localSockets } from '#lib/auth/local.ts';
-import { handleUpgrades } from '#lib/exec/ws-node.ts';
+import type { Fetch, UpgradeHandling } from '#lib/exec/ws-node.ts';
 
 export interface RunningServer {
   url: string;
@@ -28,13 +28,16 @@ const TLS_HANDSHAKE = 0x16;
  * HTTPS with `tls`, or both on the same port with `sniff` (each connection's first byte says
  * which, as a TLS handshake starts with 0x16 and an HTTP request with a letter).
  */
-export function listen<E extends Env>(
+export async function listen<E extends Env>(
   app: Hono<E>,
   host: string,
   port: number,
   tls?: TlsFiles,
   opts: { sniff?: boolean } = {},
 ): Promise<RunningServer> {
+  // node:https and node:tls load when needed: HTTPS only is known now, the sniffer's first TLS
+  // connection comes later (plain HTTP and cached reads never wait for them).
+  const https = tls && !opts.sniff ? await import('node:https') : undefined;
   return new Promise((resolve, reject) => {
     // Client certificates are asked for but not required: a caller may use a bearer token instead,
     // and an unverified certificate simply authenticates no one (lib/auth/authenticate.ts).
@@ -43,10 +46,10 @@ export function listen<E extends Env>(
       key: t.key,
       ...(t.ca ? { ca: t.ca, requestCert: true, rejectUnauthorized: false } : {}),
     });
-    const fetch = app.fetch as Parameters<typeof handleUpgrades>[1];
+    const fetch = app.fetch as Fetch;
     let draining = false;
     const servers: Server[] = [];
-    const upgrades: ReturnType<typeof handleUpgrades>[] = [];
+    const upgrades: UpgradeHandling[] = [];
     const adopt = (http: Server) => {
       // Slow or stalled clients cannot hold sockets forever; long answers (watch, logs -f, exec)
       // are not limited, only the time to send the request itself.
@@ -69,19 +72,26 @@ export function listen<E extends Env>(
     const sniff = !!tls && !!opts.sniff;
     const secure =
       tls &&
-      !sniff &&
+      https &&
       (createAdaptorServer({
         fetch: app.fetch,
-        createServer: createHttpsServer,
+        createServer: https.createServer,
         serverOptions: serverOptions(tls),
       }) as Server);
     const plain = (!tls || sniff) && (createAdaptorServer({ fetch: app.fetch }) as Server);
     if (secure) adopt(secure);
     if (plain) adopt(plain);
-    let context = sniff && tls ? createSecureContext(serverOptions(tls)) : undefined;
+    // The sniffer's certificate, made into a secure context on the first TLS connection after it.
+    let contextFiles = sniff ? tls : undefined;
+    let context: SecureContext | undefined;
+    const secureSocket = async (socket: Duplex) => {
+      const { createSecureContext, TLSSocket } = await import('node:tls');
+      context ??= createSecureContext(serverOptions(contextFiles!));
+      return new TLSSocket(socket, { isServer: true, secureContext: context });
+    };
     // One listener: the server itself when it speaks one protocol, a byte sniffer in front of it.
     const listener: NetServer =
-      context && plain
+      contextFiles && plain
         ? createNetServer((socket) => {
             // Nothing sent within the header timeout: gone, as an idle HTTP connection would be.
             socket.setTimeout(10_000, () => socket.destroy());
@@ -91,9 +101,14 @@ export function listen<E extends Env>(
               socket.pause();
               socket.unshift(first); // read again by the TLS layer or the HTTP parser
               if (first[0] === TLS_HANDSHAKE) {
-                const secured = new TLSSocket(socket, { isServer: true, secureContext: context });
-                secured.on('error', () => secured.destroy());
-                plain.emit('connection', secured);
+                secureSocket(socket).then(
+                  (secured) => {
+                    secured.on('error', () => secured.destroy());
+                    if (socket.destroyed) secured.destroy();
+                    else plain.emit('connection', secured);
+                  },
+                  () => socket.destroy(),
+                );
               } else {
                 plain.emit('connection', socket);
                 socket.resume(); // paused above; the HTTP parser reads by 'data'
@@ -113,8 +128,10 @@ export function listen<E extends Env>(
         secureUrl: sniff ? `https://${h}:${info.port}` : undefined,
         server: (secure || plain) as ServerType,
         setTls: (next) => {
-          if (sniff) context = createSecureContext(serverOptions(next));
-          else
+          if (sniff) {
+            contextFiles = next;
+            context = undefined;
+          } else
             (secure as unknown as { setSecureContext(o: object): void } | undefined)?.setSecureContext(
               serverOptions(next),
             );
@@ -141,6 +158,42 @@ export function listen<E extends Env>(
 }
 
 /**
+ * Upgrade requests (exec's and port-forward's WebSocket and SPDY) go through the app too; their
+ * machinery (ws, the SPDY relays) is imported on the first one, not at start.
+ */
+function handleUpgrades(server: Server, fetch: Fetch): UpgradeHandling {
+  let loaded: UpgradeHandling | undefined;
+  let loading: Promise<UpgradeHandling> | undefined;
+  const waiting = new Set<Duplex>();
+  const first = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    waiting.add(socket);
+    socket.on('error', () => socket.destroy());
+    socket.once('close', () => waiting.delete(socket));
+    loading ??= import('#lib/exec/ws-node.ts').then((m) => {
+      server.off('upgrade', first);
+      loaded = m.handleUpgrades(server, fetch);
+      return loaded;
+    });
+    loading.then(
+      () => {
+        waiting.delete(socket);
+        // Handed to the real handler, now the server's only upgrade listener.
+        if (!socket.destroyed) server.emit('upgrade', req, socket, head);
+      },
+      () => socket.destroy(),
+    );
+  };
+  server.on('upgrade', first);
+  return {
+    closeAll(reason) {
+      for (const socket of waiting) socket.destroy();
+      waiting.clear();
+      loaded?.closeAll(reason);
+    },
+  };
+}
+
+/**
  * Serves the app on a unix socket only root (and the agent's user) can open: its callers are local
  * admins (lib/auth/local.ts). A socket file left by an earlier run is replaced.
  */
@@ -149,7 +202,7 @@ export function listenLocal<E extends Env>(app: Hono<E>, path: string): Promise<
     rmSync(path, { force: true });
     const server = createAdaptorServer({ fetch: app.fetch }) as Server;
     server.on('connection', (socket) => localSockets.add(socket));
-    const upgrades = handleUpgrades(server, app.fetch as Parameters<typeof handleUpgrades>[1]);
+    const upgrades = handleUpgrades(server, app.fetch as Fetch);
     const umask = process.umask(0o177);
     server.headersTimeout = 10_000;
     server.requestTimeout = 60_000;

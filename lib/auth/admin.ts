@@ -3,7 +3,6 @@
 // `outpost` CLI reads by itself and kubectl reads with --kubeconfig.
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parse } from 'yaml';
 import { createToken, hashToken } from './tokens.ts';
 
 /** Where a data directory keeps the admin credential. */
@@ -73,11 +72,13 @@ current-context: admin@outpost
   renameSync(tmp, path);
 }
 
+/**
+ * The token of the kubeconfig writeKubeconfig wrote (its one `token:` line; no YAML parser at
+ * start). A token read wrongly is not in the tokens file, so a new one is made.
+ */
 function tokenOf(kubeconfig: string): string | undefined {
   try {
-    const cfg = parse(readFileSync(kubeconfig, 'utf8')) as { users?: { user?: { token?: unknown } }[] };
-    const token = cfg.users?.[0]?.user?.token;
-    return typeof token === 'string' ? token : undefined;
+    return /^\s*token:\s*(opt_[\w-]+)\s*$/m.exec(readFileSync(kubeconfig, 'utf8'))?.[1];
   } catch {
     return undefined;
   }

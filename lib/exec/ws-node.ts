@@ -12,7 +12,7 @@ import { proxySpdy } from './spdy-proxy.ts';
 import { PORT_FORWARD_TUNNEL, tunnelSpdy } from './spdy-tunnel.ts';
 import { UPGRADER, type UpgradePlan } from './upgrade.ts';
 
-type Fetch = (req: Request, env: Record<string | symbol, unknown>) => Response | Promise<Response>;
+export type Fetch = (req: Request, env: Record<string | symbol, unknown>) => Response | Promise<Response>;
 
 export interface UpgradeHandling {
   /** Ends every upgraded session (a status frame for WebSockets), e.g. on shutdown. */

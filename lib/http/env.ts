@@ -46,6 +46,11 @@ export interface Deps {
   metrics?: Metrics | undefined;
   /** The MQTT bridge's broker link, when `--mqtt` is set (the dashboard shows it). */
   mqtt?: (() => MqttStatus) | undefined;
+  /**
+   * While the agent's parts after the API are still loading (runtime, devices, MQTT: the fields
+   * above they fill in): requests other than cached reads wait for it (lib/app.ts).
+   */
+  starting?: Promise<void> | undefined;
 }
 
 /** Per-request values set by middleware: who is calling, and what the audit trail should record. */

@@ -5,7 +5,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { METHODS } from '#lib/app.ts';
 import { anonymousMay, requiredRole } from '#lib/auth/policy.ts';
 import { allows, ROLES } from '#lib/auth/roles.ts';
 import { createToken, hashToken, TokenTable } from '#lib/auth/tokens.ts';
@@ -22,7 +21,7 @@ const tokens = Object.fromEntries(ROLES.map((r) => [r, createToken(file, `user-$
 const { app } = testApp({ auth: { tokens: new TokenTable(file, silentLogger) } });
 
 const cases = routes.flatMap((r) =>
-  METHODS.filter((m) => r.module[m]).map((method) => ({
+  r.methods.map((method) => ({
     method,
     path: r.path.replace(/:(\w+)/g, (_, p: string) => (p === 'ns' ? 'default' : 'x')),
   })),
