@@ -1,4 +1,5 @@
 import { statSync } from 'node:fs';
+import type { Server, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { lockDataDir } from '#db/lock.ts';
 import { type Metabase, openMetabase } from '#db/open.ts';
@@ -19,6 +20,7 @@ import type { ManifestSync } from '#lib/manifests/sync.ts';
 import { mqttClientOptions } from '#lib/mqtt/options.ts';
 import type { NodeApi } from '#lib/node-api/module.ts';
 import type { PodModules } from '#lib/pods/modules.ts';
+import { runtimeCandidates, socketExists } from '#lib/pods/runtime/discovery.ts';
 import type { PodManager } from '#lib/pods/worker/manager.ts';
 import { createStore, type Store } from '#lib/store/index.ts';
 import { SnapshotSchedule } from '#lib/store/snapshots.ts';
@@ -300,8 +302,12 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
   supervisor.start();
 
   // Pods next: the runtime and pods modules start talking to CRI as soon as their code is loaded.
+  // With no runtime socket there is nothing to recover yet: the API answers its first request
+  // (or 100 ms pass) before the pod side's code (gRPC, CRI) takes the CPU to compile.
   let podSide: PodModules | undefined;
+  const candidates = opts.runtimeCandidates ?? runtimeCandidates(config.runtimeEndpoint);
   if (opts.runPods !== false) {
+    if (!candidates.some(socketExists)) await firstAnswerOr(server, 100);
     const { podModules } = await import('#lib/pods/modules.ts');
     mark('podsLoaded');
     podSide = podModules({
@@ -318,7 +324,7 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
         maxFiles: config.containerLogMaxFiles,
         monitorIntervalMs: config.containerLogMonitorInterval,
       },
-      runtimeCandidates: opts.runtimeCandidates,
+      runtimeCandidates: candidates,
       runtimeUnreachableGraceMs: opts.runtimeUnreachableGraceMs,
       onCriCall: (method, code, seconds) => {
         metrics.cri(method, code, seconds);
@@ -565,6 +571,21 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
 }
 
 export { ExitCode, FatalError };
+
+/** Resolves once the server has answered a request, or after `ms`. */
+function firstAnswerOr(server: RunningServer, ms: number): Promise<void> {
+  const http = server.server as unknown as Server;
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      http.off('request', onRequest);
+      resolve();
+    };
+    const onRequest = (_req: unknown, res: ServerResponse) => res.once('finish', done);
+    const timer = setTimeout(done, ms);
+    http.on('request', onRequest);
+  });
+}
 
 /** The URL a local client reaches the API at: a wildcard listen address is reached on loopback. */
 function adminServer(url: string): string {

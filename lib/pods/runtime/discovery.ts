@@ -48,7 +48,8 @@ export interface RuntimeFinderOptions {
   intervalMs?: number;
 }
 
-const socketExists = (endpoint: string) =>
+/** Whether a `unix://` endpoint's socket file exists (any other endpoint: true, it may answer). */
+export const socketExists = (endpoint: string): boolean =>
   !endpoint.startsWith('unix://') || existsSync(endpoint.slice('unix://'.length));
 
 /** Polls the candidates while started; stops itself after `found`. */
