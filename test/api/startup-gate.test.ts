@@ -2,7 +2,10 @@
 // request waits for them; route files are imported on their first request.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { isCachedRead } from '#lib/app.ts';
+import { openMetabase } from '#db/open.ts';
+import { type AppDeps, createApp, isCachedRead } from '#lib/app.ts';
+import { silentLogger } from '#lib/log.ts';
+import { createStore } from '#lib/store/index.ts';
 import { testApp } from '../helpers/app.ts';
 
 test('cached reads: core objects, discovery, version, health; not logs, exec, nodes or writes', () => {
@@ -66,6 +69,29 @@ test('while starting, a cached read is answered and a write waits until the part
   assert.is((await write).status, 201);
   const after = await app.request('/api/v1/pods');
   assert.is(((await after.json()) as { items: unknown[] }).items.length, 1);
+});
+
+test('what the agent fills in before `starting` resolves is seen by every later request', async () => {
+  let loaded!: () => void;
+  const deps: AppDeps = {
+    store: createStore(openMetabase(':memory:'), { host: 'edge-1' }),
+    log: silentLogger,
+    now: Date.now,
+    nodeName: 'edge-1',
+    shutdown: new AbortController().signal,
+    health: () => [],
+    starting: new Promise<void>((resolve) => {
+      loaded = resolve;
+    }),
+  };
+  const app = createApp(deps);
+  const before = await (await app.request('/readyz?verbose')).text();
+  assert.not.match(before, 'runtime-network');
+  deps.runtimeNetwork = () => ({ ready: true, reason: '', message: '' });
+  delete deps.starting;
+  loaded();
+  await Promise.resolve();
+  assert.match(await (await app.request('/readyz?verbose')).text(), '[+]runtime-network ok');
 });
 
 test('a route with a validator chain answers through its lazily imported file, errors as Status', async () => {
