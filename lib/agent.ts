@@ -305,10 +305,44 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
   // With no runtime socket there is nothing to recover yet: the API answers its first request
   // (or 100 ms pass) before the pod side's code (gRPC, CRI) takes the CPU to compile.
   let podSide: PodModules | undefined;
+  // The manifests directory's objects, synced into the metabase when the module starts.
+  let manifests: ManifestSync | undefined;
+  let manifestsRegistered = false;
+  const registerManifests = async () => {
+    const dir = config.manifests!;
+    const { ManifestSync } = await import('#lib/manifests/sync.ts');
+    manifestsRegistered = true;
+    supervisor.register({
+      name: 'manifests',
+      policy: 'Always',
+      run: async (ctx: ModuleContext) => {
+        manifests = new ManifestSync({
+          dir,
+          nodeName: config.nodeName,
+          store,
+          log: log.child({ module: 'manifests' }),
+          // With a runtime, a pod whose manifest is gone terminates gracefully; without, it just goes.
+          ...(opts.runPods !== false
+            ? { removePod: (ns: string, name: string) => store.pods.markDeleting(ns, name) }
+            : {}),
+        });
+        manifests.sync();
+        manifests.watch((err) => ctx.fail(err));
+        ctx.ready();
+        await untilAborted(ctx.signal);
+        manifests.close();
+      },
+    });
+  };
   const candidates = opts.runtimeCandidates ?? runtimeCandidates(config.runtimeEndpoint);
   if (opts.runPods !== false) {
     if (!candidates.some(socketExists)) await firstAnswerOr(server, 100);
-    const { podModules } = await import('#lib/pods/modules.ts');
+    const [{ podModules }] = await Promise.all([
+      import('#lib/pods/modules.ts'),
+      // Registered first (its run syncs the directory at once), so the manifests' pods are in the
+      // metabase when the pods module makes its first pass, which /readyz waits for.
+      config.manifests ? registerManifests() : undefined,
+    ]);
     mark('podsLoaded');
     podSide = podModules({
       store,
@@ -393,30 +427,7 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
     deps.mqtt = () => mqtt.status();
     supervisor.register({ name: 'mqtt', policy: 'Always', run: (ctx) => mqtt.run(ctx) });
   }
-  let manifests: ManifestSync | undefined;
-  if (config.manifests) {
-    const dir = config.manifests;
-    const { ManifestSync } = await import('#lib/manifests/sync.ts');
-    supervisor.register({
-      name: 'manifests',
-      policy: 'Always',
-      run: async (ctx: ModuleContext) => {
-        manifests = new ManifestSync({
-          dir,
-          nodeName: config.nodeName,
-          store,
-          log: log.child({ module: 'manifests' }),
-          // With a runtime, a pod whose manifest is gone terminates gracefully; without, it just goes.
-          ...(podSide ? { removePod: (ns: string, name: string) => store.pods.markDeleting(ns, name) } : {}),
-        });
-        manifests.sync();
-        manifests.watch((err) => ctx.fail(err));
-        ctx.ready();
-        await untilAborted(ctx.signal);
-        manifests.close();
-      },
-    });
-  }
+  if (config.manifests && !manifestsRegistered) await registerManifests();
   let cloudNode: NodeAgent | undefined;
   // The node API (kubelet's port) the API server calls for logs, exec, port-forward and stats.
   let nodeApi: NodeApi | undefined;
