@@ -69,18 +69,23 @@ export async function serve(flags: Record<string, unknown>, o: ServeOptions = {}
       exit(ExitCode.Crash);
     });
   }
-  agent = await startAgent(config, log, { onFatal });
-  if (early) onFatal(early);
+  // Listened for before the agent starts: the API answers while the later parts still load, and
+  // a signal then is kept until the agent is there to stop gracefully.
+  let pending: NodeJS.Signals | undefined;
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     signals.on(signal, () => {
-      if (stopping) {
+      if (stopping || (!agent && pending)) {
         log.warn({ signal }, 'second signal during shutdown; exiting now');
         exit(ExitCode.Crash);
         return;
       }
       log.info({ signal }, 'shutting down');
-      stop(ExitCode.Ok);
+      if (agent) stop(ExitCode.Ok);
+      else pending = signal;
     });
   }
+  agent = await startAgent(config, log, { onFatal });
+  if (early) onFatal(early);
+  if (pending && !stopping) stop(ExitCode.Ok);
   return agent;
 }
