@@ -9,6 +9,8 @@ export interface ClientOptions {
   token?: string | undefined;
   /** CA to verify an https server with, and a client certificate to present. */
   tls?: { ca?: Buffer | undefined; cert?: Buffer | undefined; key?: Buffer | undefined } | undefined;
+  /** A unix socket to try first for the same server (lib/cli/connection.ts). */
+  socketPath?: string | undefined;
 }
 
 export const TABLE_ACCEPT = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json';
@@ -42,11 +44,14 @@ export class ApiClient {
   readonly #headers: Record<string, string>;
   readonly #tls: NonNullable<ClientOptions['tls']>;
   #transport: Promise<{ agent: HttpAgent; request: typeof httpRequest }> | undefined;
+  #socketPath: string | undefined;
+  #local: HttpAgent | undefined;
 
   constructor(opts: ClientOptions) {
     this.#server = new URL(opts.server);
     this.#tls = opts.tls ?? {};
     this.#headers = opts.token ? { authorization: `Bearer ${opts.token}` } : {};
+    this.#socketPath = opts.socketPath;
   }
 
   /** node:https (and with it TLS) is loaded only for an https:// server. */
@@ -86,45 +91,9 @@ export class ApiClient {
       for (const item of Array.isArray(v) ? v : v === undefined ? [] : [v]) url.searchParams.append(k, item);
     }
     const payload = opts.body === undefined ? undefined : JSON.stringify(opts.body);
-    const { agent, request } = await this.#connection();
     let res: IncomingMessage;
     try {
-      res = await new Promise<IncomingMessage>((resolve, reject) => {
-        const req = request(url, {
-          method,
-          agent,
-          headers: {
-            ...this.#headers,
-            accept: opts.accept ?? 'application/json',
-            ...(payload === undefined
-              ? {}
-              : {
-                  'content-type': opts.contentType ?? 'application/json',
-                  'content-length': Buffer.byteLength(payload),
-                }),
-          },
-        });
-        const connect = setTimeout(
-          () => req.destroy(Object.assign(new Error('Connect Timeout Error'), { code: 'ETIMEDOUT' })),
-          CONNECT_TIMEOUT_MS,
-        );
-        req.once('socket', (socket) => {
-          const connected = () => clearTimeout(connect);
-          if (socket.connecting) socket.once(https(url) ? 'secureConnect' : 'connect', connected);
-          else connected();
-        });
-        const idle = opts.bodyTimeout ?? IDLE_TIMEOUT_MS;
-        if (idle > 0)
-          req.setTimeout(idle, () =>
-            req.destroy(Object.assign(new Error('the server went silent'), { code: 'ETIMEDOUT' })),
-          );
-        req.once('error', (e) => {
-          clearTimeout(connect);
-          reject(e);
-        });
-        req.once('response', resolve);
-        req.end(payload);
-      });
+      res = await this.#viaSocket(url, method, payload, opts);
     } catch (e) {
       const code = (e as { code?: string }).code;
       if (code === 'ECONNREFUSED') {
@@ -152,12 +121,90 @@ export class ApiClient {
     return { statusCode, body };
   }
 
+  /**
+   * The request over the local socket when there is one, else (or when nothing listens on it: an
+   * agent killed without removing it, a stopped one) over `server`. A refused or missing socket
+   * means the request never left, so sending it again elsewhere is safe.
+   */
+  async #viaSocket(
+    url: URL,
+    method: string,
+    payload: string | undefined,
+    opts: { accept?: string; contentType?: string; bodyTimeout?: number },
+  ): Promise<IncomingMessage> {
+    if (this.#socketPath) {
+      this.#local ??= new HttpAgent({ keepAlive: true });
+      try {
+        return await this.#request(httpRequest, this.#local, url, method, payload, opts, this.#socketPath);
+      } catch (e) {
+        const code = (e as { code?: string }).code;
+        if (code !== 'ECONNREFUSED' && code !== 'ENOENT' && code !== 'EACCES') throw e;
+        this.#socketPath = undefined;
+      }
+    }
+    const { agent, request } = await this.#connection();
+    return this.#request(request, agent, url, method, payload, opts);
+  }
+
+  /** One request; resolves with the response (any status), rejects when the connection fails. */
+  #request(
+    request: typeof httpRequest,
+    agent: HttpAgent,
+    url: URL,
+    method: string,
+    payload: string | undefined,
+    opts: { accept?: string; contentType?: string; bodyTimeout?: number },
+    socketPath?: string,
+  ): Promise<IncomingMessage> {
+    return new Promise<IncomingMessage>((resolve, reject) => {
+      // Over the socket the request is plain HTTP whatever the server's scheme (nothing to encrypt).
+      const target = socketPath ? new URL(`${url.pathname}${url.search}`, `http://${url.host}`) : url;
+      const req = request(target, {
+        method,
+        agent,
+        ...(socketPath ? { socketPath } : {}),
+        headers: {
+          ...this.#headers,
+          accept: opts.accept ?? 'application/json',
+          ...(payload === undefined
+            ? {}
+            : {
+                'content-type': opts.contentType ?? 'application/json',
+                'content-length': Buffer.byteLength(payload),
+              }),
+        },
+      });
+      const connect = setTimeout(
+        () => req.destroy(Object.assign(new Error('Connect Timeout Error'), { code: 'ETIMEDOUT' })),
+        CONNECT_TIMEOUT_MS,
+      );
+      req.once('socket', (socket) => {
+        const connected = () => clearTimeout(connect);
+        if (socket.connecting)
+          socket.once(https(url) && !socketPath ? 'secureConnect' : 'connect', connected);
+        else connected();
+      });
+      const idle = opts.bodyTimeout ?? IDLE_TIMEOUT_MS;
+      if (idle > 0)
+        req.setTimeout(idle, () =>
+          req.destroy(Object.assign(new Error('the server went silent'), { code: 'ETIMEDOUT' })),
+        );
+      req.once('error', (e) => {
+        clearTimeout(connect);
+        reject(e);
+      });
+      req.once('response', resolve);
+      req.end(payload);
+    });
+  }
+
   async json<T>(path: string, opts: Parameters<ApiClient['send']>[2] = {}): Promise<T> {
     const res = await this.send('GET', path, opts);
     return (await res.body.json()) as T;
   }
 
   async close(): Promise<void> {
+    this.#local?.destroy();
     if (this.#transport) (await this.#transport).agent.destroy();
   }
 }

@@ -1,6 +1,7 @@
 import { accessSync, constants, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { runtime } from '#lib/runtime.ts';
 import { CliError, usageError } from './client.ts';
 
 /** Where and how the CLI reaches Outpost: flags first, then a kubeconfig's current context. */
@@ -8,6 +9,12 @@ export interface Connection {
   server: string;
   token?: string | undefined;
   tls?: { ca?: Buffer | undefined; cert?: Buffer | undefined; key?: Buffer | undefined } | undefined;
+  /**
+   * With the data directory's admin credential: the agent's root-only unix socket in the same
+   * data directory, which the client tries first (no TCP, no TLS handshake; the token goes along,
+   * so the caller is the same admin) and falls back from to `server` when nothing listens on it.
+   */
+  socketPath?: string | undefined;
 }
 
 export interface ConnectionFlags {
@@ -88,11 +95,14 @@ export async function resolveConnection(
   // user can read it (root-only) and it is for the same server. Its https:// URL wins over an
   // http:// one for the same port (the same server: HTTPS and HTTP share it), so the token is
   // never sent in clear text.
+  let socketPath: string | undefined;
   if (!kubeconfigPath && !f.token && !f.clientCertificate) {
-    const admin = await readableAdmin(join(env.OUTPOST_DATA_DIR || './data', 'auth', 'admin.kubeconfig'));
+    const dataDir = env.OUTPOST_DATA_DIR || './data';
+    const admin = await readableAdmin(join(dataDir, 'auth', 'admin.kubeconfig'));
     if (admin && (!f.server || sameServer(f.server, admin.server))) {
       kc = admin;
       server = admin.server ?? server;
+      socketPath = usableSocket(join(dataDir, 'outpost.sock'));
     }
   }
   const ca = file('--certificate-authority', f.certificateAuthority) ?? kc.ca;
@@ -113,6 +123,7 @@ export async function resolveConnection(
     server,
     token: f.token ?? kc.token,
     tls: ca || cert || key ? { ca, cert, key } : undefined,
+    ...(socketPath ? { socketPath } : {}),
   };
 }
 
@@ -123,6 +134,20 @@ async function readableAdmin(path: string): Promise<Awaited<ReturnType<typeof fr
   try {
     accessSync(path, constants.R_OK);
     return await fromKubeconfig(path);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The local socket when this user may open it (it is 0600) and the runtime's HTTP client can
+ * dial a unix socket (Node; Deno and Bun use TCP).
+ */
+function usableSocket(path: string): string | undefined {
+  if (runtime !== 'node') return undefined;
+  try {
+    accessSync(path, constants.R_OK | constants.W_OK);
+    return path;
   } catch {
     return undefined;
   }
