@@ -1,11 +1,12 @@
 // The `outpost` CLI as the bundle runs it (`node dist/outpost.mjs ...`: the entry and the chunks
 // each command imports when it runs, docs/architecture.md#the-bundle), against the bundle's agent
 // with no container runtime: the answers that need no command line, the admin credential found in
-// the data directory (https, a call only an admin may make), the output formats, and the errors.
+// the data directory (through its unix socket, or https when nothing listens there; a call only
+// an admin may make), the output formats, and the errors.
 // The other CLI suites run bin/outpost.ts from source; this one catches what only the build
 // changes (a chunk not loading, a lazily imported package that behaves differently when bundled).
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
@@ -102,6 +103,16 @@ test("the data directory's admin credential is used (over https): audit, an admi
   const anonymous = cli(['audit', '-s', agent!.url], { OUTPOST_DATA_DIR: join(dir, 'elsewhere') });
   assert.is(anonymous.code, 1, show(anonymous));
   assert.match(anonymous.stderr, 'Error from server (Forbidden)');
+});
+
+test("the same credential over https when nothing listens on the data directory's socket", () => {
+  // A copy of the credential beside a socket file nobody listens on (an agent killed with -9).
+  const copy = join(dir, 'stale');
+  mkdirSync(join(copy, 'auth'), { recursive: true });
+  copyFileSync(join(dataDir, 'auth', 'admin.kubeconfig'), join(copy, 'auth', 'admin.kubeconfig'));
+  writeFileSync(join(copy, 'outpost.sock'), '');
+  const r = cli(['audit', '-s', agent!.url], { OUTPOST_DATA_DIR: copy });
+  assert.is(r.code, 0, show(r));
 });
 
 test('-o yaml, -o json, -o name and a label selector', () => {
