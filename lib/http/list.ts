@@ -49,8 +49,8 @@ export interface Listable<T extends KubeObject> {
     limit?: number,
   ): Page<T>;
   table(items: readonly T[], now: number, opts: ToTableOptions): Table;
-  /** The item's JSON as a list item (see `listItem`), when the store keeps it encoded. */
-  encode?(item: T): string;
+  /** The item's JSON as a list item (see `listItem`) in UTF-8, when the store keeps it encoded. */
+  encode?(item: T): Uint8Array;
   /** The item's JSON whole (kind and apiVersion included), as a watch event carries it. */
   encodeObject?(item: T): string;
 }
@@ -62,6 +62,8 @@ export interface Listable<T extends KubeObject> {
  */
 const eventLines = new WeakMap<object, Uint8Array>();
 const utf8 = new TextEncoder();
+const COMMA = utf8.encode(',');
+const END_OF_LIST = utf8.encode(']}');
 
 /** The same for Table watchers (kubectl get -w), by the table's options: one row rendered per event. */
 const tableLines = new WeakMap<object, Map<string, Uint8Array>>();
@@ -152,11 +154,15 @@ export function listOrWatch<T extends KubeObject>(
   const apiVersion = r.apiVersion ?? 'v1';
   if (!r.encode)
     return c.json({ kind: r.listKind, apiVersion, metadata, items: items.map((i) => listItem(r, i)) });
+  // The body is put together from the items' cached bytes: one copy, outside the V8 heap.
   const head = JSON.stringify({ kind: r.listKind, apiVersion, metadata }).slice(0, -1);
-  const encode = r.encode;
-  return c.body(`${head},"items":[${items.map((i) => encode(i)).join(',')}]}`, 200, {
-    'Content-Type': 'application/json',
-  });
+  const parts: Uint8Array[] = [utf8.encode(`${head},"items":[`)];
+  for (let i = 0; i < items.length; i++) {
+    if (i > 0) parts.push(COMMA);
+    parts.push(r.encode(items[i]!));
+  }
+  parts.push(END_OF_LIST);
+  return c.body(Buffer.concat(parts), 200, { 'Content-Type': 'application/json' });
 }
 
 /**
