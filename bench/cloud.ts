@@ -16,7 +16,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openMetabase } from '#db/open.ts';
 import { systemClock } from '#lib/clock.ts';
-import { createCloudContext, loadKubeConfig } from '#lib/cloud/context.ts';
+import { createCloudContext } from '#lib/cloud/context.ts';
+import { readKubeconfig } from '#lib/cloud/kubeconfig.ts';
 import { contextRequest } from '#lib/cloud/list-watch.ts';
 import { OutboxSender } from '#lib/cloud/outbox-sender.ts';
 import { CriClient } from '#lib/cri/client.ts';
@@ -59,7 +60,7 @@ const plane = await startControlPlane({ dir, log: () => {} });
 try {
   execFileSync('kubectl', ['--kubeconfig', plane.adminKubeconfig, 'create', 'namespace', NS]);
   const ctx = await createCloudContext({
-    kubeConfig: loadKubeConfig(plane.nodeKubeconfig(NODE)),
+    kubeConfig: readKubeconfig(plane.nodeKubeconfig(NODE)),
     nodeName: NODE,
     clock: systemClock,
     log: silentLogger,

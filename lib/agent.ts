@@ -99,22 +99,20 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
   const mqttOptions = config.mqtt ? mqttClientOptions(config) : undefined;
   let cloud: CloudContext | undefined;
   if (config.cloud) {
-    // Loaded only with --cloud: a standalone node does not carry the Kubernetes client in memory.
-    const { createCloudContext, loadKubeConfig } = await import('#lib/cloud/context.ts');
-    let kubeConfig: ReturnType<typeof loadKubeConfig>;
+    // Loaded only with --cloud: a standalone node does not evaluate the cloud link's modules.
+    const { createCloudContext } = await import('#lib/cloud/context.ts');
+    const { readKubeconfig } = await import('#lib/cloud/kubeconfig.ts');
     try {
-      kubeConfig = loadKubeConfig(config.cloud);
+      cloud = await createCloudContext({
+        kubeConfig: readKubeconfig(config.cloud),
+        nodeName: config.nodeName,
+        clock,
+        log: log.child({ module: 'cloud' }),
+      });
     } catch (e) {
-      throw new ConfigError(`--cloud ${config.cloud}: ${(e as Error).message}`);
+      // The reader's messages name the file: `kubeconfig /etc/outpost/kc: context "x" not found`.
+      throw new ConfigError(`--cloud: ${(e as Error).message}`);
     }
-    cloud = await createCloudContext({
-      kubeConfig,
-      nodeName: config.nodeName,
-      clock,
-      log: log.child({ module: 'cloud' }),
-    }).catch((e: Error) => {
-      throw new ConfigError(`--cloud ${config.cloud}: ${e.message}`);
-    });
   }
   // One agent per data directory, checked before anything in it is opened.
   const lock = config.dataDir === ':memory:' ? undefined : lockDataDir(config.dataDir);

@@ -4,10 +4,10 @@
 // offline at once (and drops the connection, so watches on it end and restart after reconnect).
 
 import type { Readable } from 'node:stream';
-import { KubeConfig } from '@kubernetes/client-node';
 import type { Clock } from '#lib/clock.ts';
 import type { Logger } from '#lib/log.ts';
 import { H2Client } from './h2.ts';
+import { type Kubeconfig, KubeconfigError, kubeconfigCredentials } from './kubeconfig.ts';
 import { CloudLink } from './link.ts';
 
 /** A Kubernetes `Status` answer (or any HTTP error) from the API server. */
@@ -60,7 +60,7 @@ export interface OutboxStats {
 
 /** The shared handle of the cloud link. */
 export interface CloudContext {
-  kubeConfig: KubeConfig;
+  kubeConfig: Kubeconfig;
   nodeName: string;
   /** The API server's base URL (no trailing slash). */
   server: string;
@@ -72,7 +72,7 @@ export interface CloudContext {
   /** The raw response (any status), for streams and pass-through; throws UnreachableError. */
   raw(path: string, opts?: RequestOptions): Promise<RawResponse>;
   /** Re-reads credentials (after a certificate rotation) and reconnects. */
-  reloadCredentials(kubeConfig?: KubeConfig): Promise<void>;
+  reloadCredentials(kubeConfig?: Kubeconfig): Promise<void>;
   /** The outbox figures, once the outbox registered its reader. */
   outboxStats(): OutboxStats | undefined;
   setOutboxStats(fn: () => OutboxStats): void;
@@ -80,18 +80,10 @@ export interface CloudContext {
 }
 
 export interface CloudContextOptions {
-  kubeConfig: KubeConfig;
+  kubeConfig: Kubeconfig;
   nodeName: string;
   clock: Clock;
   log: Logger;
-}
-
-/** Loads a kubeconfig file as kubectl does (current-context, files or inline data, token or cert). */
-export function loadKubeConfig(file: string): KubeConfig {
-  const kc = new KubeConfig();
-  kc.loadFromFile(file);
-  if (!kc.getCurrentCluster()) throw new Error(`${file}: the current context names no cluster`);
-  return kc;
 }
 
 interface Transport {
@@ -99,38 +91,24 @@ interface Transport {
   headers: Record<string, string>;
 }
 
-async function makeTransport(kc: KubeConfig, server: string): Promise<Transport> {
-  const opts: {
-    ca?: Buffer;
-    cert?: Buffer;
-    key?: Buffer;
-    rejectUnauthorized?: boolean;
-    servername?: string;
-    headers?: Record<string, string>;
-    auth?: string;
-  } = {};
-  await kc.applyToHTTPSOptions(opts as never);
-  const headers: Record<string, string> = {};
-  for (const [k, v] of Object.entries(opts.headers ?? {})) headers[k.toLowerCase()] = v;
-  if (opts.auth) headers.authorization = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
-  const client = new H2Client(server, {
-    ...(opts.ca ? { ca: opts.ca } : {}),
-    ...(opts.cert ? { cert: opts.cert } : {}),
-    ...(opts.key ? { key: opts.key } : {}),
-    ...(opts.rejectUnauthorized === false ? { rejectUnauthorized: false } : {}),
-    ...(opts.servername ? { servername: opts.servername } : {}),
-  });
-  return { client, headers };
+function makeTransport(kc: Kubeconfig, server: string): Transport {
+  // As @kubernetes/client-node did before: credentials go over TLS unless the kubeconfig says
+  // insecure-skip-tls-verify, the one way to ask for a plain http:// server.
+  if (server.startsWith('http:') && !kc.cluster.insecureSkipTlsVerify)
+    throw new KubeconfigError(
+      `kubeconfig ${kc.source}: cluster "${kc.cluster.name}": server ${server} is plain http; ` +
+        'the cloud link needs https:// (or insecure-skip-tls-verify: true)',
+    );
+  const { headers, ...tls } = kubeconfigCredentials(kc);
+  return { client: new H2Client(server, tls), headers };
 }
 
 /** Builds the context: the transport from the kubeconfig's current context. */
 export async function createCloudContext(o: CloudContextOptions): Promise<CloudContext> {
   let kc = o.kubeConfig;
-  const cluster = kc.getCurrentCluster();
-  if (!cluster) throw new Error('kubeconfig: the current context names no cluster');
-  const server = cluster.server.replace(/\/+$/, '');
+  const server = kc.cluster.server;
   const link = new CloudLink(o.clock);
-  let transport = await makeTransport(kc, server);
+  let transport = makeTransport(kc, server);
   let outbox: (() => OutboxStats) | undefined;
   let closed = false;
 
@@ -139,8 +117,8 @@ export async function createCloudContext(o: CloudContextOptions): Promise<CloudC
   link.onChange((s) => {
     if (s.state === 'offline' && !closed) transport.client.drop();
   });
-  const rebuild = async (next: KubeConfig) => {
-    const t = await makeTransport(next, server);
+  const rebuild = async (next: Kubeconfig) => {
+    const t = makeTransport(next, server);
     const old = transport.client;
     transport = t;
     kc = next;

@@ -1,10 +1,10 @@
 // Starts the node API with `serve --cloud`: HTTPS on --kubelet-port with the serving certificate
 // from the cluster (self-signed until approved), client certificates checked against the
 // kubeconfig's CA, and TokenReview/SubjectAccessReview through the cloud link.
-import { readFileSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import type { CloudContext } from '#lib/cloud/context.ts';
+import { clusterCa } from '#lib/cloud/kubeconfig.ts';
 import { NodeAuth } from '#lib/cloud/node-auth.ts';
 import { ServingCertificate } from '#lib/cloud/serving-cert.ts';
 import type { Deps } from '#lib/http/env.ts';
@@ -43,19 +43,12 @@ export function defaultNodeIP(): string | undefined {
   return undefined;
 }
 
-/** The cluster's CA from the kubeconfig (inline or a file), which client certificates must chain to. */
-export function clusterCa(ctx: Pick<CloudContext, 'kubeConfig'>): Buffer | undefined {
-  const cluster = ctx.kubeConfig.getCurrentCluster();
-  if (cluster?.caData) return Buffer.from(cluster.caData, 'base64');
-  if (cluster?.caFile) return readFileSync(cluster.caFile);
-  return undefined;
-}
-
 export async function startNodeApi(o: NodeApiOptions): Promise<NodeApi> {
   const { deps, ctx } = o;
   const log = deps.log.child({ module: 'node-api' });
   const nodeIP = o.nodeIP ?? defaultNodeIP();
-  const ca = clusterCa(ctx);
+  // The cluster's CA (inline or a file), which client certificates must chain to.
+  const ca = clusterCa(ctx.kubeConfig);
   if (!ca)
     log.warn({}, 'the kubeconfig has no CA: the node API accepts bearer tokens only, no client certificates');
   let server: RunningServer | undefined;

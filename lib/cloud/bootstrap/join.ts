@@ -2,12 +2,12 @@
 // --ca-cert-hash: discover the cluster (cluster-info, JWS-verified, CA pinned), then use the token
 // to request a client certificate; with --bootstrap-kubeconfig: use its server, CA and token as
 // they are. The result is DATA_DIR/pki/kubeconfig for `outpost serve --cloud`.
-import { KubeConfig } from '@kubernetes/client-node';
 import { Agent, request } from 'undici';
 import { stringify } from 'yaml';
 import type { Clock } from '#lib/clock.ts';
 import type { Logger } from '#lib/log.ts';
-import { type CloudContext, createCloudContext, loadKubeConfig } from '../context.ts';
+import { type CloudContext, createCloudContext } from '../context.ts';
+import { clusterCa, type Kubeconfig, readKubeconfig } from '../kubeconfig.ts';
 import { pkiPaths, requestNodeCertificate, storeNodeCertificate, writePrivate } from './certificates.ts';
 import { type ClusterInfo, parseCaHash, parseToken, verifyClusterInfo } from './discovery.ts';
 
@@ -78,18 +78,13 @@ export function kubeconfigYaml(
 /** Runs the join; returns the path of the node's kubeconfig. */
 export async function join(o: JoinOptions): Promise<string> {
   const p = pkiPaths(o.dataDir);
-  let bootstrap: KubeConfig;
+  let bootstrap: Kubeconfig;
   let server: string;
   let caPem: string | undefined;
   if (o.bootstrapKubeconfig) {
-    bootstrap = loadKubeConfig(o.bootstrapKubeconfig);
-    server = bootstrap.getCurrentCluster()?.server ?? '';
-    const c = bootstrap.getCurrentCluster();
-    caPem = c?.caData
-      ? Buffer.from(c.caData, 'base64').toString('utf8')
-      : c?.caFile
-        ? (await import('node:fs')).readFileSync(c.caFile, 'utf8')
-        : undefined;
+    bootstrap = readKubeconfig(o.bootstrapKubeconfig);
+    server = bootstrap.cluster.server;
+    caPem = clusterCa(bootstrap)?.toString('utf8');
   } else {
     if (!o.server || !o.token)
       throw new Error('outpost join needs --server and --token (or --bootstrap-kubeconfig)');
@@ -109,15 +104,12 @@ export async function join(o: JoinOptions): Promise<string> {
       }
     }
     caPem = info.caPem;
-    bootstrap = new KubeConfig();
-    bootstrap.loadFromOptions({
-      clusters: [
-        { name: 'cloud', server, caData: Buffer.from(caPem).toString('base64'), skipTLSVerify: false },
-      ],
-      users: [{ name: 'bootstrap', token: o.token.trim() }],
-      contexts: [{ name: 'bootstrap', cluster: 'cloud', user: 'bootstrap' }],
-      currentContext: 'bootstrap',
-    });
+    bootstrap = {
+      source: `(bootstrap token for ${server})`,
+      context: 'bootstrap',
+      cluster: { name: 'cloud', server, caData: Buffer.from(caPem), insecureSkipTlsVerify: false },
+      user: { name: 'bootstrap', token: o.token.trim() },
+    };
   }
   const ctx: CloudContext = await createCloudContext({
     kubeConfig: bootstrap,
@@ -130,7 +122,6 @@ export async function join(o: JoinOptions): Promise<string> {
     const client = storeNodeCertificate(o.dataDir, keyPem, certPem);
     if (caPem) writePrivate(p.ca, caPem);
     const user = { 'client-certificate': client, 'client-key': client };
-    const cluster = bootstrap.getCurrentCluster();
     const yaml = caPem
       ? kubeconfigYaml(server, p.ca, user, `system:node:${o.nodeName}`)
       : stringify({
@@ -139,7 +130,7 @@ export async function join(o: JoinOptions): Promise<string> {
           clusters: [
             {
               name: 'cloud',
-              cluster: { server, 'insecure-skip-tls-verify': cluster?.skipTLSVerify === true },
+              cluster: { server, 'insecure-skip-tls-verify': bootstrap.cluster.insecureSkipTlsVerify },
             },
           ],
           users: [{ name: 'node', user }],

@@ -5,7 +5,8 @@
 // certificate file (what `outpost join` writes); inline data has nowhere to be written back.
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { type CloudContext, loadKubeConfig } from '../context.ts';
+import type { CloudContext } from '../context.ts';
+import { readKubeconfig } from '../kubeconfig.ts';
 import { requestNodeCertificate, writePrivate } from './certificates.ts';
 
 /** When to rotate: notBefore + lifetime × [0.7, 0.9), from `random`. */
@@ -40,7 +41,7 @@ export async function runCertificateRotation(
   random: () => number = Math.random,
 ): Promise<void> {
   while (!signal.aborted) {
-    const user = ctx.kubeConfig.getCurrentUser();
+    const user = ctx.kubeConfig.user;
     if (!user?.certFile || !user.keyFile) return;
     const cert = new X509Certificate(readFileSync(user.certFile));
     const deadline = rotationDeadline(Date.parse(cert.validFrom), Date.parse(cert.validTo), random);
@@ -59,7 +60,7 @@ export async function runCertificateRotation(
         writePrivate(user.keyFile, keyPem);
         writePrivate(user.certFile, certPem);
       }
-      await ctx.reloadCredentials(loadKubeConfig(kubeconfigPath));
+      await ctx.reloadCredentials(readKubeconfig(kubeconfigPath));
       ctx.log.info({ notAfter: new X509Certificate(certPem).validTo }, 'client certificate rotated');
     } catch (e) {
       if (signal.aborted) return;
