@@ -11,14 +11,16 @@
 //   `outpost get pods -A` (100 pods, spawn -> exit)   vs `kubectl get pods -A` (warm discovery cache)
 //   `outpost --version`                               vs `node -e 1`
 //
-// The lab is a private one (OUTPOST_BENCH_LAB, default /tmp/outpost-lab-footprint). BENCH_ROUNDS
-// (default 3) rounds of the pod phase, BENCH_STARTS (default 10) spawns per timing row,
+// The lab is a private one (OUTPOST_BENCH_LAB, default /tmp/outpost-lab-footprint-HASH, one per
+// checkout: two checkouts' runs once shared one, and the first to end stopped the other's
+// runtime). BENCH_ROUNDS (default 3) rounds of the pod phase, BENCH_STARTS (default 10) spawns per timing row,
 // OUTPOST_BUNDLE (default dist/outpost.mjs), BENCH_PARTS (default memory,start,cli: which groups of
 // rows to measure, so work on one part can re-measure it alone). The agent runs as
 // deploy/outpost.service and `outpost supervise` run it: with their V8 sizes (SMALL_HEAP_FLAGS;
 // BENCH_NODE_FLAGS replaces them, empty for none) and malloc settings (SMALL_MALLOC_ENV;
 // BENCH_MALLOC=glibc leaves glibc's defaults).
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,7 +34,9 @@ import { printTable, rssMb, startAndWait, stopChild } from './lib.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const STARTS = Number(process.env.BENCH_STARTS ?? 10);
-const LAB_DIR = process.env.OUTPOST_BENCH_LAB ?? '/tmp/outpost-lab-footprint';
+const LAB_DIR =
+  process.env.OUTPOST_BENCH_LAB ??
+  `/tmp/outpost-lab-footprint-${createHash('sha256').update(process.cwd()).digest('hex').slice(0, 8)}`;
 const BUNDLE = process.env.OUTPOST_BUNDLE ?? 'dist/outpost.mjs';
 const NODE_FLAGS = (process.env.BENCH_NODE_FLAGS ?? SMALL_HEAP_FLAGS.join(' ')).split(' ').filter(Boolean);
 const MALLOC_ENV = process.env.BENCH_MALLOC === 'glibc' ? {} : SMALL_MALLOC_ENV;
