@@ -40,11 +40,33 @@ const file = (flag: string, path: string | undefined): Buffer | undefined => {
 const b64 = (v: unknown): Buffer | undefined =>
   typeof v === 'string' ? Buffer.from(v, 'base64') : undefined;
 
-interface Kubeconfig {
+export interface Kubeconfig {
+  apiVersion?: string;
+  kind?: string;
   'current-context'?: string;
   contexts?: { name: string; context: { cluster: string; user: string } }[];
   clusters?: { name: string; cluster: Record<string, unknown> }[];
   users?: { name: string; user: Record<string, unknown> }[];
+}
+
+// The admin kubeconfig exactly as lib/auth/admin.ts writes it (test/cli/connection.test.ts holds
+// the two together); anything else, edited or foreign, goes to the YAML parser.
+const OUTPOST_KUBECONFIG =
+  /^apiVersion: v1\nkind: Config\nclusters:\n {2}- name: outpost\n {4}cluster:\n {6}server: (\S+)(?:\n {6}certificate-authority-data: ([A-Za-z0-9+/=]+))?\nusers:\n {2}- name: admin\n {4}user:\n {6}token: ([\w.~-]+)\ncontexts:\n {2}- name: admin@outpost\n {4}context: \{cluster: outpost, user: admin\}\ncurrent-context: admin@outpost\n$/;
+
+/** The data directory's admin kubeconfig read without the YAML library, or undefined for any other text. */
+export function outpostKubeconfig(text: string): Kubeconfig | undefined {
+  const m = OUTPOST_KUBECONFIG.exec(text);
+  if (!m) return undefined;
+  const [, server, ca, token] = m;
+  return {
+    apiVersion: 'v1',
+    kind: 'Config',
+    'current-context': 'admin@outpost',
+    contexts: [{ name: 'admin@outpost', context: { cluster: 'outpost', user: 'admin' } }],
+    clusters: [{ name: 'outpost', cluster: { server, ...(ca ? { 'certificate-authority-data': ca } : {}) } }],
+    users: [{ name: 'admin', user: { token } }],
+  };
 }
 
 /** Reads the current context of a kubeconfig (the file kubectl would use). */
@@ -54,9 +76,9 @@ async function fromKubeconfig(
   let cfg: Kubeconfig;
   try {
     const text = readFileSync(path, 'utf8');
-    // The YAML library only when there is a kubeconfig to read (most commands have none).
-    const { parseYaml } = await import('./yaml.ts');
-    cfg = parseYaml(text) as Kubeconfig;
+    // The YAML library only for a kubeconfig Outpost did not write itself (most commands read
+    // none, or the data directory's admin kubeconfig).
+    cfg = outpostKubeconfig(text) ?? ((await import('./yaml.ts')).parseYaml(text) as Kubeconfig);
   } catch (e) {
     throw new CliError(`error: loading kubeconfig ${path}: ${(e as Error).message}`);
   }

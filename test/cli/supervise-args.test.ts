@@ -3,7 +3,12 @@
 import { readFileSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { childEnvDefaults, SMALL_HEAP_FLAGS, SMALL_MALLOC_ENV, serveCommandLine } from '#lib/cli/supervise.ts';
+import {
+  childEnvDefaults,
+  SMALL_HEAP_FLAGS,
+  SMALL_MALLOC_ENV,
+  serveCommandLine,
+} from '#lib/cli/supervise.ts';
 
 test('the child gets the small-heap V8 sizes before the entry file and the serve flags', () => {
   const { command, args } = serveCommandLine(['--data-dir', '/d'], 'node', '');
@@ -42,7 +47,8 @@ test('the child inherits the malloc settings and a compile cache where the calle
 test('the systemd unit sets the same V8 sizes and malloc settings as outpost supervise', () => {
   const unit = readFileSync(new URL('../../deploy/outpost.service', import.meta.url), 'utf8');
   assert.ok(unit.includes(`Environment="NODE_OPTIONS=${SMALL_HEAP_FLAGS.join(' ')}"`));
-  for (const [k, v] of Object.entries(SMALL_MALLOC_ENV)) assert.ok(unit.includes(`Environment=${k}=${v}\n`), k);
+  for (const [k, v] of Object.entries(SMALL_MALLOC_ENV))
+    assert.ok(unit.includes(`Environment=${k}=${v}\n`), k);
 });
 
 test.run();
