@@ -79,8 +79,20 @@ if (lab) {
       assert.match(list.stdout, /default/);
       const watch = await get(`/api/v1/namespaces/${ns}/configmaps?watch=1`);
       assert.is(watch.status, 200);
-      const created = await k(['create', 'configmap', 'seen', '-n', ns, '--from-literal=a=b']);
-      assert.is(created.code, 0, created.stderr);
+      // Created over plain http with the admin token: under Deno, an https POST made while a
+      // plain-http watch streams is reset now and then (docs/runtimes.md, known issues); kubectl
+      // over https is exercised by every other step.
+      const created = await fetch(`${p.url}/api/v1/namespaces/${ns}/configmaps`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token()}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name: 'seen' },
+          data: { a: 'b' },
+        }),
+      });
+      assert.is(created.status, 201, await created.text());
       const reader = watch.body!.getReader();
       let events = '';
       const deadline = Date.now() + 90_000;
