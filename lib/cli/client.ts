@@ -4,11 +4,31 @@ import { CliError } from './errors.ts';
 
 export { CliError, usageError } from './errors.ts';
 
+/** How to speak TLS to an https server: the CA, a client certificate, a kubeconfig's TLS settings. */
+export interface ConnectionTls {
+  ca?: Buffer | undefined;
+  cert?: Buffer | undefined;
+  key?: Buffer | undefined;
+  /** insecure-skip-tls-verify: the server's certificate is not checked. */
+  insecure?: boolean | undefined;
+  /** tls-server-name: the name the server's certificate is checked against. */
+  servername?: string | undefined;
+}
+
+/** node:tls options for those settings (the https agent's and the exec WebSocket's). */
+export const tlsOptions = (t: ConnectionTls | undefined) => ({
+  ...(t?.ca ? { ca: t.ca } : {}),
+  ...(t?.cert ? { cert: t.cert } : {}),
+  ...(t?.key ? { key: t.key } : {}),
+  ...(t?.insecure ? { rejectUnauthorized: false } : {}),
+  ...(t?.servername ? { servername: t.servername } : {}),
+});
+
 export interface ClientOptions {
   server: string;
   token?: string | undefined;
   /** CA to verify an https server with, and a client certificate to present. */
-  tls?: { ca?: Buffer | undefined; cert?: Buffer | undefined; key?: Buffer | undefined } | undefined;
+  tls?: ConnectionTls | undefined;
   /** A unix socket to try first for the same server (lib/cli/connection.ts). */
   socketPath?: string | undefined;
 }
@@ -60,12 +80,7 @@ export class ApiClient {
     this.#transport ??=
       this.#server.protocol === 'https:'
         ? import('node:https').then((https) => ({
-            agent: new https.Agent({
-              keepAlive: true,
-              ...(tls.ca ? { ca: tls.ca } : {}),
-              ...(tls.cert ? { cert: tls.cert } : {}),
-              ...(tls.key ? { key: tls.key } : {}),
-            }),
+            agent: new https.Agent({ keepAlive: true, ...tlsOptions(tls) }),
             request: https.request,
           }))
         : Promise.resolve({ agent: new HttpAgent({ keepAlive: true }), request: httpRequest });

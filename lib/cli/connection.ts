@@ -1,14 +1,14 @@
 import { accessSync, constants, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { runtime } from '#lib/runtime.ts';
-import { CliError, usageError } from './client.ts';
+import { CliError, type ConnectionTls, usageError } from './client.ts';
 
 /** Where and how the CLI reaches Outpost: flags first, then a kubeconfig's current context. */
 export interface Connection {
   server: string;
   token?: string | undefined;
-  tls?: { ca?: Buffer | undefined; cert?: Buffer | undefined; key?: Buffer | undefined } | undefined;
+  tls?: ConnectionTls | undefined;
   /**
    * With the data directory's admin credential: the agent's root-only unix socket in the same
    * data directory, which the client tries first (no TCP, no TLS handshake; the token goes along,
@@ -69,37 +69,57 @@ export function outpostKubeconfig(text: string): Kubeconfig | undefined {
   };
 }
 
-/** Reads the current context of a kubeconfig (the file kubectl would use). */
-async function fromKubeconfig(
-  path: string,
-): Promise<ConnectionFlags & { ca?: Buffer; cert?: Buffer; key?: Buffer }> {
-  let cfg: Kubeconfig;
+/** What a kubeconfig's current context says about the server and the credentials. */
+type FromKubeconfig = ConnectionFlags &
+  Omit<ConnectionTls, 'ca' | 'cert' | 'key'> & { ca?: Buffer; cert?: Buffer; key?: Buffer };
+
+/**
+ * Reads the current context of a kubeconfig (the file kubectl would use): the data directory's
+ * admin kubeconfig at once, any other with the reader `serve --cloud` uses (lib/cloud/kubeconfig.ts:
+ * kubectl's rules for relative paths and `-data` fields, and a clear refusal of what Outpost does
+ * not support), loaded only then.
+ */
+async function fromKubeconfig(path: string): Promise<FromKubeconfig> {
+  let text: string;
   try {
-    const text = readFileSync(path, 'utf8');
-    // The YAML library only for a kubeconfig Outpost did not write itself (most commands read
-    // none, or the data directory's admin kubeconfig).
-    cfg = outpostKubeconfig(text) ?? ((await import('./yaml.ts')).parseYaml(text) as Kubeconfig);
+    text = readFileSync(path, 'utf8');
   } catch (e) {
     throw new CliError(`error: loading kubeconfig ${path}: ${(e as Error).message}`);
   }
-  const ctx = cfg.contexts?.find((c) => c.name === cfg['current-context'])?.context;
-  if (!ctx) throw new CliError(`error: kubeconfig ${path} has no current context`);
-  const cluster = cfg.clusters?.find((c) => c.name === ctx.cluster)?.cluster ?? {};
-  const user = cfg.users?.find((u) => u.name === ctx.user)?.user ?? {};
-  const out: ConnectionFlags & { ca?: Buffer; cert?: Buffer; key?: Buffer } = {};
-  if (typeof cluster.server === 'string') out.server = cluster.server;
-  if (typeof user.token === 'string') out.token = user.token;
-  const ca =
-    b64(cluster['certificate-authority-data']) ??
-    file('certificate-authority', cluster['certificate-authority'] as string | undefined);
-  const cert =
-    b64(user['client-certificate-data']) ??
-    file('client-certificate', user['client-certificate'] as string | undefined);
-  const key = b64(user['client-key-data']) ?? file('client-key', user['client-key'] as string | undefined);
-  if (ca) out.ca = ca;
-  if (cert) out.cert = cert;
-  if (key) out.key = key;
-  return out;
+  const own = outpostKubeconfig(text);
+  if (own) {
+    const cluster = own.clusters![0]!.cluster;
+    const ca = b64(cluster['certificate-authority-data']);
+    return {
+      server: cluster.server as string,
+      token: own.users![0]!.user.token as string,
+      ...(ca ? { ca } : {}),
+    };
+  }
+  const { kubeconfigCredentials, parseKubeconfig } = await import('#lib/cloud/kubeconfig.ts');
+  try {
+    const kc = parseKubeconfig(text, { source: path, dir: dirname(resolve(path)) });
+    const c = kubeconfigCredentials(kc);
+    const auth = c.headers.authorization;
+    if (auth && !auth.startsWith('Bearer '))
+      throw new Error(
+        `user "${kc.user?.name}": a username and password are not supported here; use a token or a client certificate`,
+      );
+    if (c.headers['impersonate-user'])
+      throw new Error(`user "${kc.user?.name}": "as" (impersonation) is not supported here`);
+    return {
+      server: kc.cluster.server,
+      ...(auth ? { token: auth.slice('Bearer '.length) } : {}),
+      ...(c.ca ? { ca: c.ca } : {}),
+      ...(c.cert ? { cert: c.cert } : {}),
+      ...(c.key ? { key: c.key } : {}),
+      ...(c.rejectUnauthorized === false ? { insecure: true } : {}),
+      ...(c.servername ? { servername: c.servername } : {}),
+    };
+  } catch (e) {
+    const msg = (e as Error).message;
+    throw new CliError(`error: ${msg.startsWith('kubeconfig ') ? msg : `kubeconfig ${path}: ${msg}`}`);
+  }
 }
 
 /**
@@ -144,7 +164,10 @@ export async function resolveConnection(
   return {
     server,
     token: f.token ?? kc.token,
-    tls: ca || cert || key ? { ca, cert, key } : undefined,
+    tls:
+      ca || cert || key || kc.insecure || kc.servername
+        ? { ca, cert, key, insecure: kc.insecure, servername: kc.servername }
+        : undefined,
     ...(socketPath ? { socketPath } : {}),
   };
 }

@@ -1,6 +1,6 @@
 import { WebSocket } from 'ws';
 import type { Status } from '#lib/kube/status.ts';
-import { CliError, statusLine, usageError } from './client.ts';
+import { CliError, statusLine, tlsOptions, usageError } from './client.ts';
 import { type ConnectionFlags, resolveConnection } from './connection.ts';
 
 const PROTOCOL = 'v5.channel.k8s.io';
@@ -81,9 +81,7 @@ export async function execCommand(
     headers,
     perMessageDeflate: false,
     handshakeTimeout: 10_000,
-    ...(conn.tls?.ca ? { ca: conn.tls.ca } : {}),
-    ...(conn.tls?.cert ? { cert: conn.tls.cert } : {}),
-    ...(conn.tls?.key ? { key: conn.tls.key } : {}),
+    ...tlsOptions(conn.tls),
   });
   return new Promise((resolve, reject) => {
     let status: ReturnType<typeof outcome> | undefined;
