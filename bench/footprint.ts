@@ -25,12 +25,11 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { adminKubeconfigPath } from '#lib/auth/admin.ts';
-import { SMALL_HEAP_FLAGS, SMALL_MALLOC_ENV } from '#lib/cli/supervise.ts';
 import { CriClient } from '#lib/cri/client.ts';
 import type { Pod } from '#lib/kube/types.ts';
 import { startLab, stopLab } from '../scripts/lab.ts';
 import { freePort } from '../test/helpers/outpost-process.ts';
-import { printTable, rssMb, startAndWait, stopChild } from './lib.ts';
+import { AGENT_SETTINGS, agentEnv, NODE_FLAGS, printTable, rssMb, startAndWait, stopChild } from './lib.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const STARTS = Number(process.env.BENCH_STARTS ?? 10);
@@ -38,10 +37,6 @@ const LAB_DIR =
   process.env.OUTPOST_BENCH_LAB ??
   `/tmp/outpost-lab-footprint-${createHash('sha256').update(process.cwd()).digest('hex').slice(0, 8)}`;
 const BUNDLE = process.env.OUTPOST_BUNDLE ?? 'dist/outpost.mjs';
-const NODE_FLAGS = (process.env.BENCH_NODE_FLAGS ?? SMALL_HEAP_FLAGS.join(' ')).split(' ').filter(Boolean);
-const MALLOC_ENV = process.env.BENCH_MALLOC === 'glibc' ? {} : SMALL_MALLOC_ENV;
-/** The agent's environment: the bench's, with the unit's malloc settings. */
-const agentEnv = { ...process.env, ...MALLOC_ENV };
 const PARTS = new Set((process.env.BENCH_PARTS ?? 'memory,start,cli').split(',').map((p) => p.trim()));
 for (const p of PARTS)
   if (!['memory', 'start', 'cli'].includes(p))
@@ -319,13 +314,8 @@ try {
   if (!process.env.BENCH_KEEP_LAB) await stopLab({ dir: LAB_DIR, log: () => {} });
 }
 
-const flags = `, agent node flags: ${NODE_FLAGS.join(' ') || 'none'}, malloc: ${
-  Object.entries(MALLOC_ENV)
-    .map(([k, v]) => `${k}=${v}`)
-    .join(' ') || 'glibc defaults'
-}`;
 console.log(
-  `\nOutpost footprint (${BUNDLE}${flags}); node ${process.version}, ${new Date().toISOString()}; median (min-max) of ${ROUNDS} rounds (memory) and ${STARTS} spawns (times)\n`,
+  `\nOutpost footprint (${BUNDLE}, ${AGENT_SETTINGS}); node ${process.version}, ${new Date().toISOString()}; median (min-max) of ${ROUNDS} rounds (memory) and ${STARTS} spawns (times)\n`,
 );
 const col = (f: (r: PodRound) => number) => spread(rounds.map(f));
 const ratio = (f: (r: PodRound) => number) =>

@@ -3,8 +3,27 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Pool } from 'undici';
 import { openMetabase } from '#db/open.ts';
+import { SMALL_HEAP_FLAGS, SMALL_MALLOC_ENV } from '#lib/cli/supervise.ts';
 import type { Pod } from '#lib/kube/types.ts';
 import { createStore } from '#lib/store/index.ts';
+
+/**
+ * The agent's node flags and malloc settings as deploy/outpost.service and `outpost supervise` run
+ * it: their V8 sizes (BENCH_NODE_FLAGS replaces them, empty for none) and malloc settings
+ * (BENCH_MALLOC=glibc leaves glibc's defaults). `agentEnv` is the bench's environment with them.
+ */
+export const NODE_FLAGS = (process.env.BENCH_NODE_FLAGS ?? SMALL_HEAP_FLAGS.join(' '))
+  .split(' ')
+  .filter(Boolean);
+export const MALLOC_ENV: Record<string, string> =
+  process.env.BENCH_MALLOC === 'glibc' ? {} : SMALL_MALLOC_ENV;
+export const agentEnv = { ...process.env, ...MALLOC_ENV };
+/** Says the settings above, for a bench's heading. */
+export const AGENT_SETTINGS = `agent node flags: ${NODE_FLAGS.join(' ') || 'none'}, malloc: ${
+  Object.entries(MALLOC_ENV)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(' ') || 'glibc defaults'
+}`;
 
 /** Latency statistics in milliseconds. */
 export interface Stats {
@@ -99,6 +118,15 @@ export async function startAndWait(
 }
 
 const fmt = (v: number, d = 2) => (Number.isFinite(v) ? v.toFixed(d) : '-');
+
+/** The median of `xs` (the upper one of an even count). */
+export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+/** `median (min-max)` of `xs` with `d` decimals; a single value alone. */
+export const spread = (xs: number[], d = 2) =>
+  xs.length > 1
+    ? `${fmt(median(xs), d)} (${fmt(Math.min(...xs), d)}-${fmt(Math.max(...xs), d)})`
+    : fmt(xs[0]!, d);
 
 /** Prints rows as an aligned table. */
 export function printTable(header: string[], rows: (string | number)[][]): void {
