@@ -84,9 +84,10 @@ export async function listen<E extends Env>(
     // The sniffer's certificate, made into a secure context on the first TLS connection after it.
     let contextFiles = sniff ? tls : undefined;
     let context: SecureContext | undefined;
-    const secureSocket = async (socket: Duplex) => {
+    const secureSocket = async (socket: Duplex, handOver: () => void) => {
       const { createSecureContext, TLSSocket } = await import('node:tls');
       context ??= createSecureContext(serverOptions(contextFiles!));
+      handOver();
       return new TLSSocket(socket, { isServer: true, secureContext: context });
     };
     // One listener: the server itself when it speaks one protocol, a byte sniffer in front of it.
@@ -96,12 +97,21 @@ export async function listen<E extends Env>(
             // Nothing sent within the header timeout: gone, as an idle HTTP connection would be.
             socket.setTimeout(10_000, () => socket.destroy());
             socket.on('error', () => socket.destroy());
-            socket.once('data', (first: Buffer) => {
-              socket.setTimeout(0);
+            // Every chunk read before the hand-over is kept and given back in order: Deno's
+            // node:net may still emit a chunk after pause(), which one 'data' listener would drop
+            // (about 1 TLS handshake in 30 was reset while a watch streamed on the same port).
+            const early: Buffer[] = [];
+            const handOver = () => {
+              socket.off('data', keep);
               socket.pause();
-              socket.unshift(first); // read again by the TLS layer or the HTTP parser
-              if (first[0] === TLS_HANDSHAKE) {
-                secureSocket(socket).then(
+              for (let i = early.length - 1; i >= 0; i--) socket.unshift(early[i]!); // read again by the TLS layer or the HTTP parser
+            };
+            const keep = (chunk: Buffer) => {
+              early.push(chunk);
+              if (early.length > 1) return;
+              socket.setTimeout(0);
+              if (chunk[0] === TLS_HANDSHAKE) {
+                secureSocket(socket, handOver).then(
                   (secured) => {
                     secured.on('error', () => secured.destroy());
                     if (socket.destroyed) secured.destroy();
@@ -110,10 +120,12 @@ export async function listen<E extends Env>(
                   () => socket.destroy(),
                 );
               } else {
+                handOver();
                 plain.emit('connection', socket);
                 socket.resume(); // paused above; the HTTP parser reads by 'data'
               }
-            });
+            };
+            socket.on('data', keep);
           })
         : ((secure || plain) as Server);
     listener.once('error', reject);
