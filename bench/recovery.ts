@@ -12,9 +12,16 @@
 // runtime never touches anybody else's pods. BENCH_SIZES (default 10,50), BENCH_ROUNDS (default 3),
 // BENCH_NETWORKS (default host,cni),
 // OUTPOST_BUNDLE (default dist/outpost.mjs: another build, to compare two versions),
+// BENCH_COMPARE (another build's outpost.mjs, inside this checkout so that it finds node_modules):
+// each round also measures its cold recovery on the same wiped runtime, in alternating order
+// with OUTPOST_BUNDLE's, beside the same floor,
 // BENCH_RUNTIME=node|deno|bun (default node: what runs the bundle; Deno and Bun from node_modules).
+// BENCH_AGENT_FLAGS: node flags for the agent (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
+// BENCH_TRACE=1: the agent logs at debug level (which costs it some time) and each cold start's
+// timeline is printed: the `sinceProcessStartMs` marks and, per CRI method, the first call's start
+// and the last call's end, in ms since the spawn; beside them the floor's own per-method timeline.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -28,10 +35,12 @@ import { printTable, rssMb, stopChild } from './lib.ts';
 const SIZES = (process.env.BENCH_SIZES ?? '10,50').split(',').map(Number);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const NETWORKS = (process.env.BENCH_NETWORKS ?? 'host,cni').split(',') as ('host' | 'cni')[];
+const TRACE = !!process.env.BENCH_TRACE;
 /** The network of the pods being measured. */
 let network: 'host' | 'cni' = 'host';
 const LAB_DIR = process.env.OUTPOST_BENCH_LAB ?? '/tmp/outpost-lab-bench';
 const BUNDLE = process.env.OUTPOST_BUNDLE ?? 'dist/outpost.mjs';
+const COMPARE = process.env.BENCH_COMPARE;
 // Below the ephemeral range (32768+), where an outgoing connection could hold it.
 const PORT = 20000 + ((process.pid + 7) % 12000);
 const NS = 'bench';
@@ -81,6 +90,26 @@ interface Times {
   first: number;
   last: number;
 }
+
+/** One CRI call, in ms since the start being traced. */
+interface Call {
+  method: string;
+  start: number;
+  end: number;
+}
+
+/** Per method: calls, first start and last end (ms). */
+function timeline(calls: Call[]): string {
+  const by = new Map<string, Call[]>();
+  for (const c of calls) by.set(c.method, [...(by.get(c.method) ?? []), c]);
+  return [...by]
+    .sort((a, b) => Math.min(...a[1].map((c) => c.start)) - Math.min(...b[1].map((c) => c.start)))
+    .map(
+      ([m, cs]) =>
+        `${m} x${cs.length} ${Math.round(Math.min(...cs.map((c) => c.start)))}-${Math.round(Math.max(...cs.map((c) => c.end)))}`,
+    )
+    .join(', ');
+}
 const span = (t0: number, done: number[]): Times => ({
   first: (Math.min(...done) - t0) / 1000,
   last: (Math.max(...done) - t0) / 1000,
@@ -106,14 +135,23 @@ async function floorCreate(n: number): Promise<Times> {
     return { sandbox, container };
   });
   const t0 = performance.now();
+  const calls: Call[] = [];
+  const timed = async <T>(method: string, p: () => Promise<T>): Promise<T> => {
+    const start = performance.now() - t0;
+    const r = await p();
+    calls.push({ method, start, end: performance.now() - t0 });
+    return r;
+  };
   const done = await Promise.all(
     configs.map(async ({ sandbox, container }) => {
-      const id = await cri.runPodSandbox(sandbox);
-      await cri.startContainer(await cri.createContainer(id, container, sandbox));
+      const id = await timed('RunPodSandbox', () => cri.runPodSandbox(sandbox));
+      const cid = await timed('CreateContainer', () => cri.createContainer(id, container, sandbox));
+      await timed('StartContainer', () => cri.startContainer(cid));
       return performance.now();
     }),
   );
   const times = span(t0, done);
+  if (TRACE) console.log(`floor, ${n} pods: ${timeline(calls)}`);
   await emptyRuntime();
   rmSync(logs, { recursive: true, force: true });
   return times;
@@ -135,6 +173,9 @@ async function floorAdopt(): Promise<Times> {
 interface Outpost {
   child: ChildProcess;
   t0: number;
+  /** With BENCH_TRACE: the agent's stderr (debug log) and its spawn on the epoch clock. */
+  log?: string;
+  epoch?: number;
 }
 
 const RUNTIME = process.env.BENCH_RUNTIME ?? 'node';
@@ -144,17 +185,53 @@ const RUNNER: string[] =
   ] ?? [];
 if (RUNNER.length === 0) throw new Error(`BENCH_RUNTIME must be node, deno or bun (got ${RUNTIME})`);
 
-function startOutpost(dataDir: string, manifests: string): Outpost {
+let traces = 0;
+function startOutpost(dataDir: string, manifests: string, bundle = BUNDLE): Outpost {
+  const log = TRACE ? join(work, `agent-${++traces}.log`) : undefined;
+  const err = log ? openSync(log, 'w') : 'inherit';
+  const epoch = Date.now();
   const t0 = performance.now();
-  const args = [BUNDLE, 'serve', '--listen', `127.0.0.1:${PORT}`, '--data-dir', dataDir];
+  const args = [bundle, 'serve', '--listen', `127.0.0.1:${PORT}`, '--data-dir', dataDir];
   args.push('--manifests', manifests, '--runtime-endpoint', lab.endpoint, '--node-name', NODE);
-  const child = spawn(RUNNER[0]!, [...RUNNER.slice(1), ...args, '--log-level', 'warn'], {
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  return { child, t0 };
+  const flags = RUNTIME === 'node' ? (process.env.BENCH_AGENT_FLAGS ?? '').split(' ').filter(Boolean) : [];
+  const child = spawn(
+    RUNNER[0]!,
+    [...flags, ...RUNNER.slice(1), ...args, '--log-level', log ? 'debug' : 'warn'],
+    {
+      stdio: ['ignore', 'ignore', err],
+    },
+  );
+  if (typeof err === 'number') closeSync(err);
+  return { child, t0, ...(log ? { log, epoch } : {}) };
 }
 
-const kill9 = (o: Outpost): Promise<void> => stopChild(o.child, 'SIGKILL');
+/** The agent's timeline from its debug log (BENCH_TRACE): marks, then CRI calls per method. */
+function agentTimeline(o: Outpost): string {
+  if (!o.log || o.epoch === undefined) return '';
+  const calls: Call[] = [];
+  let marks = '';
+  for (const line of readFileSync(o.log, 'utf8').split('\n')) {
+    if (!line.startsWith('{')) continue;
+    const l = JSON.parse(line) as {
+      msg?: string;
+      time?: string;
+      method?: string;
+      ms?: number;
+      sinceProcessStartMs?: unknown;
+    };
+    if (l.msg?.startsWith('CRI call') && l.time && l.method) {
+      const end = Date.parse(l.time) - o.epoch;
+      calls.push({ method: l.method, start: end - (l.ms ?? 0), end });
+    }
+    if (l.msg?.startsWith('pods recovered')) marks = JSON.stringify(l.sinceProcessStartMs);
+  }
+  return `marks ${marks}\n  CRI: ${timeline(calls)}`;
+}
+
+// A CPU profile is written only by a process that exits: then the agent is stopped gracefully
+// (it leaves its pods running, as kill -9 does).
+const kill9 = (o: Outpost): Promise<void> =>
+  stopChild(o.child, process.env.BENCH_AGENT_FLAGS?.includes('--cpu-prof') ? 'SIGTERM' : 'SIGKILL');
 
 type PodCheck = (p: Pod) => boolean;
 
@@ -209,6 +286,8 @@ interface Round {
   cold: Times & { api: number };
   adoptFloor: Times;
   adopt: Times & { api: number };
+  /** BENCH_COMPARE's cold recovery in the same round. */
+  compare?: Times & { api: number };
 }
 
 async function benchSize(n: number): Promise<{ rounds: Round[]; rss: number }> {
@@ -234,8 +313,27 @@ async function benchSize(n: number): Promise<{ rounds: Round[]; rss: number }> {
     await kill9(o);
     await emptyRuntime();
     const floor = await floorCreate(n);
-    o = startOutpost(dataDir, manifests);
-    const cold = await watchUntil(o, n, (p) => running(p) && ids(p).every((id) => !stale.has(id)));
+    // With BENCH_COMPARE, both builds recover from a wiped runtime, in alternating order.
+    const order = COMPARE ? (r % 2 ? [COMPARE, BUNDLE] : [BUNDLE, COMPARE]) : [BUNDLE];
+    let cold: Times & { api: number } = { first: 0, last: 0, api: 0 };
+    let compare: (Times & { api: number }) | undefined;
+    for (const [i, bundle] of order.entries()) {
+      if (i > 0) {
+        await kill9(o);
+        await emptyRuntime();
+      }
+      o = startOutpost(dataDir, manifests, bundle);
+      const t = await watchUntil(o, n, (p) => running(p) && ids(p).every((id) => !stale.has(id)));
+      if (bundle === BUNDLE && i === order.indexOf(BUNDLE)) cold = t;
+      else compare = t;
+      if (TRACE) {
+        await sleep(500); // the log lines after the last status
+        console.log(
+          `cold, ${n} pods, round ${r + 1}, ${bundle}: first ${Math.round(t.first * 1000)} last ${Math.round(t.last * 1000)} ms; ${agentTimeline(o)}`,
+        );
+      }
+      for (const ids of (await currentIds()).values()) for (const id of ids) stale.add(id);
+    }
 
     // (b) Outpost only: kill -9, then start again on the running pods.
     const before = await currentIds();
@@ -251,7 +349,7 @@ async function benchSize(n: number): Promise<{ rounds: Round[]; rss: number }> {
       n,
       (p) => running(p) && ids(p).join() === (before.get(p.metadata.name!) ?? []).join(),
     );
-    rounds.push({ floor, cold, adoptFloor, adopt });
+    rounds.push({ floor, cold, adoptFloor, adopt, ...(compare ? { compare } : {}) });
     if (r === ROUNDS - 1) {
       await sleep(2000); // a few relists and status writes in steady state
       rss = rssMb(o.child.pid!);
@@ -302,8 +400,26 @@ for (const { n, net, rounds } of results.values()) {
     col((r) => r.floor.first),
     col((r) => r.floor.last),
     col((r) => r.cold.last / r.floor.last),
-    n === 10 && net === 'host' ? 'last <= 1.3 x floor; first->last <= 0.3' : '-',
+    col((r) => r.cold.first - r.floor.first),
+    net === 'host' && (n === 10 || n === 50)
+      ? `last <= 1.2 x floor; first - floor first <= 0.3${n === 10 ? '; first->last <= 0.3' : ''}`
+      : '-',
   ]);
+  if (COMPARE)
+    rows.push([
+      `cold, BENCH_COMPARE (${COMPARE})`,
+      String(n),
+      net,
+      col((r) => r.compare!.api),
+      col((r) => r.compare!.first),
+      col((r) => r.compare!.last),
+      col((r) => r.compare!.last - r.compare!.first),
+      col((r) => r.floor.first),
+      col((r) => r.floor.last),
+      col((r) => r.compare!.last / r.floor.last),
+      col((r) => r.compare!.first - r.floor.first),
+      '-',
+    ]);
   rows.push([
     'restart: kill -9, agent started',
     String(n),
@@ -315,6 +431,7 @@ for (const { n, net, rounds } of results.values()) {
     col((r) => r.adoptFloor.first, 3),
     col((r) => r.adoptFloor.last, 3),
     col((r) => r.adopt.last / r.floor.last),
+    '-',
     '-',
   ]);
 }
@@ -330,6 +447,7 @@ printTable(
     'floor first',
     'floor last',
     'last / create floor',
+    'first - floor first',
     'target',
   ],
   rows,
