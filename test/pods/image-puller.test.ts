@@ -76,4 +76,34 @@ test('an unreachable registry without the image fails with the cause', async () 
   assert.match((err as ImageError).message, /connection refused/);
 });
 
+test('presence checks: one ImageStatus for callers asking at once, a check started early is used by ensure', async () => {
+  let calls = 0;
+  let answer: (i: Image | null) => void = () => {};
+  const cri = {
+    imageStatus: () => {
+      calls++;
+      return new Promise<Image | null>((r) => (answer = r));
+    },
+  } as unknown as CriClient;
+  const puller = new ImagePuller(cri, () => 0);
+  const c = { name: 'main', image: 'busybox:1.36' };
+  const events: string[] = [];
+  const ev = (_t: string, reason: string) => void events.push(reason);
+  // Pull policy Always and invalid names ask nothing ahead.
+  assert.is(puller.check({ ...c, imagePullPolicy: 'Always' }), undefined);
+  assert.is(puller.check({ ...c, image: 'a b' }), undefined);
+  const early = puller.check(c)!;
+  const both = Promise.all([puller.ensure(c, ev, early), puller.ensure(c, ev)]);
+  answer(local);
+  assert.equal(await both, [local.id, local.id]);
+  assert.is(calls, 1);
+  assert.equal(events, ['Pulled', 'Pulled']);
+  // Settled: the next caller asks the runtime again (an image can go).
+  const later = puller.ensure(c, ev);
+  answer(null);
+  const err = await later.catch((e: unknown) => e);
+  assert.is(calls, 2);
+  assert.instance(err, Error); // absent: a pull follows, which this fake runtime cannot do
+});
+
 test.run();

@@ -42,6 +42,8 @@ export const cachedDigest = (img: Image): string => img.repoDigests[0] ?? img.id
  */
 export class ImagePuller {
   readonly #failures = new Map<string, Failure>();
+  /** ImageStatus calls in flight, by image: pods asking at the same moment share one. */
+  readonly #checking = new Map<string, Promise<Image | null>>();
 
   constructor(
     private readonly cri: CriClient,
@@ -50,8 +52,34 @@ export class ImagePuller {
     private readonly mode: ImagePullMode = 'fallback',
   ) {}
 
-  /** Makes sure the container's image is present; returns its image reference. */
-  async ensure(c: Container, event: ImageEvent): Promise<string> {
+  /** The runtime's image, or null; asked once for every caller while a call for it is in flight. */
+  #status(image: string): Promise<Image | null> {
+    let pending = this.#checking.get(image);
+    if (!pending) {
+      pending = this.cri.imageStatus(image).finally(() => this.#checking.delete(image));
+      this.#checking.set(image, pending);
+    }
+    return pending;
+  }
+
+  /**
+   * Starts the presence check `ensure` makes for the container, so that it runs beside other work
+   * (the pod's sandbox being created); undefined when `ensure` would not ask (pull policy Always,
+   * an invalid name). A failed check is `ensure`'s to report.
+   */
+  check(c: Container): Promise<Image | null> | undefined {
+    const image = c.image ?? '';
+    if (!image || /\s/.test(image) || (c.imagePullPolicy ?? 'IfNotPresent') === 'Always') return undefined;
+    const pending = this.#status(image);
+    pending.catch(() => {});
+    return pending;
+  }
+
+  /**
+   * Makes sure the container's image is present; returns its image reference. `checked`: the
+   * presence check `check(c)` started earlier, used instead of asking again.
+   */
+  async ensure(c: Container, event: ImageEvent, checked?: Promise<Image | null>): Promise<string> {
     const image = c.image ?? '';
     if (!image || /\s/.test(image))
       throw new ImageError(
@@ -60,7 +88,7 @@ export class ImagePuller {
       );
     const policy = c.imagePullPolicy ?? 'IfNotPresent';
     if (policy !== 'Always') {
-      const present = await this.cri.imageStatus(image);
+      const present = await (checked ?? this.#status(image));
       if (present) {
         event('Normal', 'Pulled', `Container image "${image}" already present on machine`);
         return present.id;

@@ -2,7 +2,7 @@ import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Clock, Timer } from '#lib/clock.ts';
 import type { CriClient } from '#lib/cri/client.ts';
-import type { Container as CriContainer, PodSandbox, PodSandboxConfig } from '#lib/cri/types.ts';
+import type { Container as CriContainer, Image, PodSandbox, PodSandboxConfig } from '#lib/cri/types.ts';
 import type { Container, Pod, PodStatus } from '#lib/kube/types.ts';
 import type { Logger } from '#lib/log.ts';
 import type { Store } from '#lib/store/index.ts';
@@ -156,6 +156,8 @@ export class PodWorker {
       managedBy: this.#d.managedBy,
     });
     let volumes = new Map<string, string>();
+    /** Image checks started early, by container name, for #start. */
+    const checks = new Map<string, Promise<Image | null>>();
     if (!sandbox && isFinished(pod, previous)) return rt; // a completed pod is not started again
     try {
       volumes = await prepareVolumes(pod, this.#volumeCtx(rec));
@@ -184,6 +186,13 @@ export class PodWorker {
           }
         }
       }
+      // The image checks of the containers this pass starts in the new sandbox (the first init
+      // container, else every container) go out with RunPodSandbox rather than after it.
+      const first = pod.spec.initContainers?.length ? [pod.spec.initContainers[0]!] : pod.spec.containers;
+      for (const c of first) {
+        const check = this.#d.images.check(c);
+        if (check) checks.set(c.name, check);
+      }
       mkdirSync(this.logDir(rec), { recursive: true });
       const made = await this.#runSandbox(rec, sandboxConfig);
       if (!made) return rt; // containerd is still creating it for an earlier request; a later pass adopts it
@@ -195,7 +204,18 @@ export class PodWorker {
     const inSandbox = { ...rt, containers: rt.containers.filter((c) => c.podSandboxId === sandboxId) };
     const created: CriContainer[] = [];
     const start = async (c: Container, kind: 'init' | 'app') => {
-      const made = await this.#start(rec, c, kind, sandboxId, sandboxConfig, rt, volumes, waiting, event);
+      const made = await this.#start(
+        rec,
+        c,
+        kind,
+        sandboxId,
+        sandboxConfig,
+        rt,
+        volumes,
+        waiting,
+        event,
+        checks,
+      );
       if (made) created.unshift(made);
     };
     const startCreated = async (id: string) => {
@@ -357,13 +377,16 @@ export class PodWorker {
     volumes: Map<string, string>,
     waiting: Map<string, Waiting>,
     event: Event,
+    checks: Map<string, Promise<Image | null>>,
   ): Promise<CriContainer | undefined> {
     const pod = rec.desired;
     const all = instances(rt, c.name);
     const imageEvent = (type: 'Normal' | 'Warning', reason: string, message: string) =>
       event(type, reason, message, c.name);
+    const checked = checks.get(c.name);
+    checks.delete(c.name); // once: a later start of the same container in this pass asks again
     try {
-      await this.#d.images.ensure(c, imageEvent);
+      await this.#d.images.ensure(c, imageEvent, checked);
     } catch (e) {
       if (!(e instanceof ImageError)) throw e;
       waiting.set(c.name, { reason: e.reason, message: e.message });
