@@ -11,7 +11,7 @@ import type { ModuleSpec } from '#lib/supervisor/modules.ts';
 import { ContainerLogRotator } from './logs/rotate.ts';
 import { ProbeManager } from './probes/index.ts';
 import { RuntimeFinder, runtimeCandidates } from './runtime/discovery.ts';
-import { connectRuntime, isRuntimeUnreachable, runtimeModule } from './runtime/module.ts';
+import { connectChannel, isRuntimeUnreachable, runtimeModule } from './runtime/module.ts';
 import { RuntimeNetwork } from './runtime/network.ts';
 import { RuntimeReachability } from './runtime/reachability.ts';
 import { StatsCollector } from './runtime/stats.ts';
@@ -175,8 +175,9 @@ export function podModules(o: PodModulesOptions): PodModules {
       // Probe callbacks may fire during the first syncs: the manager must be reachable before start().
       pods = manager;
       try {
-        // While the runtime is absent this fails at once with a clear reason (no socket).
-        await connectRuntime(cri, 5_000);
+        // While the runtime is absent this fails at once with a clear reason (no socket). The runtime
+        // module asks for the version; the first pass lists the runtime as soon as it is connected.
+        await connectChannel(cri, 5_000);
         await manager.start();
         ctx.ready();
         await rotateLogs(ctx.signal);

@@ -40,12 +40,17 @@ export const unixSocketPath = (endpoint: string): string | undefined =>
  * while gRPC's own reconnect backoff (after earlier failures) has not retried yet.
  */
 export async function connectRuntime(cri: CriClient, timeoutMs: number) {
+  await connectChannel(cri, timeoutMs);
+  return cri.version();
+}
+
+/** connectRuntime without the Version call: the connection only (the pods module's first pass needs no more). */
+export async function connectChannel(cri: CriClient, timeoutMs: number): Promise<void> {
   const path = unixSocketPath(cri.endpoint);
   if (path !== undefined && !existsSync(path)) {
     throw new Error(`container runtime at ${cri.endpoint} is unavailable: connect ENOENT ${path}`);
   }
   await cri.ready(timeoutMs);
-  return cri.version();
 }
 
 const untilAborted = (signal: AbortSignal) =>
