@@ -278,4 +278,40 @@ test('a pod-network pod reports its sandbox IP, asked once per sandbox; its dead
   done();
 });
 
+test('a recovery of many pods has at most 16 RunPodSandbox calls in flight, and every pod gets its sandbox', async () => {
+  const { rt, worker, store, done } = setup();
+  let inFlight = 0;
+  let most = 0;
+  const release: (() => void)[] = [];
+  const run = rt.runPodSandbox.bind(rt);
+  rt.runPodSandbox = async (config) => {
+    most = Math.max(most, ++inFlight);
+    await new Promise<void>((r) => release.push(r));
+    inFlight--;
+    return run(config);
+  };
+  const recs = Array.from({ length: 40 }, (_, i) => {
+    store.pods.put(
+      {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: `p${i}`, namespace: 'default' },
+        spec: { nodeName: 'n1', hostNetwork: true, containers: [{ name: 'main', image: 'busybox:1' }] },
+      },
+      'api',
+    );
+    return store.pods.record('default', `p${i}`)!;
+  });
+  const all = Promise.all(recs.map((r) => worker.sync(r)));
+  // Answer the calls in flight one by one until every pod has been through.
+  for (let turns = 0; turns < 100_000 && rt.sandboxes.length < recs.length; turns++) {
+    await new Promise((r) => setImmediate(r));
+    release.shift()?.();
+  }
+  await all;
+  assert.is(most, 16);
+  assert.is(rt.calls.filter((c) => c === 'RunPodSandbox').length, 40);
+  done();
+});
+
 test.run();

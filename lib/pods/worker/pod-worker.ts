@@ -23,6 +23,7 @@ import { CrashBackoff } from './crash-backoff.ts';
 import { ImageError, type ImagePuller } from './images.ts';
 import type { RestartRequests } from './restart-requests.ts';
 import { buildSandboxConfig, isHostNetwork } from './sandbox.ts';
+import { Semaphore } from './semaphore.ts';
 import type { WriteBatch } from './write-batch.ts';
 
 /** What the probe manager tells the pod worker. */
@@ -68,6 +69,12 @@ export class PodWorker {
   readonly #waiting = new Map<string, Map<string, Waiting>>();
   /** Since when a sandbox or container name has been reserved by a create we did not see finish. */
   readonly #reserved = new Map<string, number>();
+  /**
+   * RunPodSandbox calls in flight: each starts a shim and a pause container (and a pod network),
+   * the runtime's costliest work. Past a few at once they only slow each other: the first pods of a
+   * recovery run sooner, and the last no later (docs/performance.md, Recovery).
+   */
+  readonly #creating = new Semaphore(SANDBOX_CREATIONS);
   /** Each pod's sandbox and the IP the runtime gave it (PodSandboxStatus), asked once per sandbox. */
   readonly #podIPs = new Map<string, { sandboxId: string; ip: string }>();
 
@@ -290,7 +297,7 @@ export class PodWorker {
   ): Promise<{ id: string; config: PodSandboxConfig } | undefined> {
     const key = `${rec.uid}/`;
     try {
-      const id = await this.#d.cri.runPodSandbox(config);
+      const id = await this.#creating.run(() => this.#d.cri.runPodSandbox(config));
       this.#reserved.delete(key);
       return { id, config };
     } catch (e) {
@@ -309,7 +316,7 @@ export class PodWorker {
         ...config,
         metadata: { ...config.metadata, attempt: (config.metadata.attempt ?? 0) + 1 },
       };
-      return { id: await this.#d.cri.runPodSandbox(next), config: next };
+      return { id: await this.#creating.run(() => this.#d.cri.runPodSandbox(next)), config: next };
     }
   }
 
@@ -633,6 +640,9 @@ export class PodWorker {
     this.#statuses.forget(id);
   }
 }
+
+/** RunPodSandbox calls at once. */
+const SANDBOX_CREATIONS = 16;
 
 /** How long a reserved name is waited for before it is taken as leaked, and how often it is retried. */
 const RESERVED_PATIENCE_MS = 60_000;
