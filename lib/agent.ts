@@ -62,6 +62,11 @@ export interface AgentOptions {
   runtimeCandidates?: string[];
   /** How long the runtime may be unreachable before pods show Ready=False (default 40 s). */
   runtimeUnreachableGraceMs?: number;
+  /**
+   * Called once, when the code a start runs has run: every part loaded and the first request
+   * answered, or the agent closing before that. The serve script writes its code cache then.
+   */
+  onWarm?: () => void;
 }
 
 const untilAborted = (signal: AbortSignal) =>
@@ -286,6 +291,7 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
     throw new FatalError(ExitCode.ListenFailed, `--listen ${config.listen}: ${(e as Error).message}`);
   }
   mark('listening');
+  const answered = opts.onWarm ? firstAnswerOr(server, Number.POSITIVE_INFINITY) : undefined;
   log.info(
     {
       version: OUTPOST_VERSION,
@@ -543,6 +549,14 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
   });
   mark('started');
   log.info({ sinceProcessStartMs: marks }, 'outpost started: every module loaded');
+  let warmed = !opts.onWarm;
+  const warm = () => {
+    if (warmed) return;
+    warmed = true;
+    opts.onWarm!();
+  };
+  // After the answer's own callbacks, off its path.
+  answered?.then(() => setImmediate(warm));
   let closing: Promise<void> | undefined;
   return {
     url: server.url,
@@ -559,6 +573,7 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
     },
     close() {
       closing ??= (async () => {
+        warm();
         shutdown.abort();
         snapshots?.stop();
         if (probeTimer) clock.clearTimeout(probeTimer);
@@ -581,7 +596,7 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
 
 export { ExitCode, FatalError };
 
-/** Resolves once the server has answered a request, or after `ms`. */
+/** Resolves once the server has answered a request, or after `ms` (never when infinite). */
 function firstAnswerOr(server: RunningServer, ms: number): Promise<void> {
   const http = server.server as unknown as Server;
   return new Promise<void>((resolve) => {
@@ -591,7 +606,7 @@ function firstAnswerOr(server: RunningServer, ms: number): Promise<void> {
       resolve();
     };
     const onRequest = (_req: unknown, res: ServerResponse) => res.once('finish', done);
-    const timer = setTimeout(done, ms);
+    const timer = Number.isFinite(ms) ? setTimeout(done, ms) : undefined;
     http.on('request', onRequest);
   });
 }

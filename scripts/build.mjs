@@ -50,6 +50,36 @@ const FREE_REQUIRE = /(?<![.\w$"'`-])require(?![\w$])/;
 const CHUNKS = 'dist/chunks';
 
 const started = Date.now();
+// The serve script (lib/cli/serve-script.ts): `outpost serve` and all it loads as one function
+// expression, which bin/outpost.ts compiles with a V8 code cache on Node (lib/cli/code-cache.ts);
+// ES modules get none on Node 20. Named by content, as the chunks: a cache names the script it is of.
+const SERVE_HEAD =
+  '(function (exports, require, module, __filename, __dirname, import_meta_url) {"use strict";';
+const serveResult = await build({
+  entryPoints: { 'serve-script': 'lib/cli/serve-script.ts' },
+  outdir: 'dist',
+  // .mjs as every file the release's chunks/ carries; it is read as text, never imported.
+  outExtension: { '.js': '.mjs' },
+  entryNames: 'chunks/[name]-[hash]',
+  bundle: true,
+  platform: 'node',
+  target: 'node20.18',
+  format: 'cjs',
+  // A script run by node:vm has no loader for import(): external modules come through require.
+  supported: { 'dynamic-import': false },
+  define: { 'import.meta.url': 'import_meta_url' },
+  minify: true,
+  keepNames: false,
+  sourcemap: 'linked',
+  legalComments: 'none',
+  external: ['better-sqlite3'],
+  banner: { js: SERVE_HEAD },
+  footer: { js: '})' },
+  metafile: true,
+  logLevel: 'warning',
+  plugins: [zodEnglishOnly, drizzleOpensNothing],
+});
+const serveScript = Object.keys(serveResult.metafile.outputs).find((f) => f.endsWith('.mjs'));
 const result = await build({
   entryPoints: { outpost: 'bin/outpost.ts' },
   outdir: 'dist',
@@ -70,14 +100,16 @@ const result = await build({
   // CommonJS dependencies call require() for Node built-ins; give the ESM output one. esbuild
   // puts the banner on every output file; below it stays only where a chunk uses require.
   banner: { js: BANNER },
+  define: { OUTPOST_SERVE_SCRIPT: JSON.stringify(`./${serveScript.slice('dist/'.length)}`) },
   metafile: true,
   logLevel: 'warning',
   plugins: [zodEnglishOnly, drizzleOpensNothing],
 });
 chmodSync(ENTRY, 0o755);
 const outputs = Object.keys(result.metafile.outputs).filter((f) => f.endsWith('.mjs'));
+// The serve script is read as Latin-1 (lib/cli/code-cache.ts): ASCII only, checked below.
 // Chunks of earlier builds: nothing refers to them any more.
-const current = new Set(outputs);
+const current = new Set([...outputs, serveScript]);
 for (const f of existsSync(CHUNKS) ? readdirSync(CHUNKS) : [])
   if (!current.has(`${CHUNKS}/${f}`) && !current.has(`${CHUNKS}/${f.replace(/\.map$/, '')}`))
     rmSync(join(CHUNKS, f));
@@ -102,10 +134,20 @@ for (const file of outputs) {
     process.exit(1);
   }
 }
+{
+  const bytes = readFileSync(serveScript);
+  const at = bytes.findIndex((b) => b > 0x7f);
+  if (at >= 0) {
+    const near = JSON.stringify(bytes.subarray(Math.max(0, at - 60), at + 20).toString('utf8'));
+    console.error(`${serveScript}: a byte above 0x7f near ${near}: the serve script must be ASCII`);
+    process.exit(1);
+  }
+}
 // Which input costs how many bytes of which output (before the banners were dropped): `node scripts/bundle-cost.mjs` reads this.
 writeFileSync('dist/outpost.meta.json', JSON.stringify(result.metafile));
 const kib = (f) => (result.metafile.outputs[f].bytes / 1024).toFixed(0);
 const total = outputs.reduce((n, f) => n + result.metafile.outputs[f].bytes, 0);
+const serveKib = (serveResult.metafile.outputs[serveScript].bytes / 1024).toFixed(0);
 console.log(
-  `built ${ENTRY} (${kib(ENTRY)} KiB) and ${outputs.length - 1} chunks in ${CHUNKS} (${(total / 1024).toFixed(0)} KiB in all) in ${Date.now() - started} ms`,
+  `built ${ENTRY} (${kib(ENTRY)} KiB) and ${outputs.length - 1} chunks in ${CHUNKS} (${(total / 1024).toFixed(0)} KiB in all), and the serve script ${serveScript} (${serveKib} KiB) in ${Date.now() - started} ms`,
 );

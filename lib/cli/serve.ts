@@ -15,6 +15,8 @@ export interface ServeOptions {
   log?: Logger;
   /** A graceful shutdown taking longer than this exits anyway, with code 1 (default 30 s). */
   shutdownTimeoutMs?: number;
+  /** Called once the start's code has run (AgentOptions.onWarm). */
+  onWarm?: () => void;
 }
 
 /** Starts the agent and wires shutdown: signals stop it gracefully, a fatal module error exits with its code. */
@@ -84,7 +86,7 @@ export async function serve(flags: Record<string, unknown>, o: ServeOptions = {}
       else pending = signal;
     });
   }
-  agent = await startAgent(config, log, { onFatal });
+  agent = await startAgent(config, log, { onFatal, ...(o.onWarm ? { onWarm: o.onWarm } : {}) });
   if (early) onFatal(early);
   if (pending && !stopping) stop(ExitCode.Ok);
   return agent;
