@@ -24,12 +24,12 @@ export function parseManifest(
 ): { objects: ParsedObject[]; problems: ManifestProblem[] } {
   const objects: ParsedObject[] = [];
   const problems: ManifestProblem[] = [];
-  const tooBig = manifestTextProblem(text);
-  if (tooBig) return { objects, problems: [{ file, ...tooBig }] };
   // A JSON document (what tools write, and a node's manifests at recovery) is read by JSON.parse,
-  // several times faster than the YAML parser; anything else, or JSON the YAML parser would judge
-  // differently (a repeated key), goes the YAML way below.
-  const json = asJson(text);
+  // several times faster than the YAML parser and its lexer's size checks: only when those checks
+  // could not object (one document within the size of an object, no more nodes than a file may
+  // have) and the YAML parser would read it the same (no repeated key). Anything else goes the
+  // YAML way below, with its problems and messages.
+  const json = text.length <= MANIFEST_LIMITS.objectBytes ? asJson(text) : undefined;
   if (json) {
     flatten(json.value, file, json.line, objects, problems);
     if (objects.length > MANIFEST_LIMITS.objects) {
@@ -42,6 +42,8 @@ export function parseManifest(
     }
     return { objects, problems };
   }
+  const tooBig = manifestTextProblem(text);
+  if (tooBig) return { objects, problems: [{ file, ...tooBig }] };
   const lines = new LineCounter();
   const composer = new Composer({ uniqueKeys: true });
   const docs = composer.compose(new Parser(lines.addNewLine).parse(text));
@@ -75,8 +77,8 @@ export function parseManifest(
 
 /**
  * The text as one JSON object or array, with the line it starts on; undefined when it is not
- * valid JSON or names a key twice in one object (the YAML parser refuses that, JSON.parse keeps
- * the last).
+ * valid JSON, names a key twice in one object (the YAML parser refuses that, JSON.parse keeps the
+ * last) or has more nodes than MANIFEST_LIMITS allows.
  */
 function asJson(text: string): { value: unknown; line: number } | undefined {
   const start = text.search(/\S/);
@@ -96,21 +98,27 @@ function asJson(text: string): { value: unknown; line: number } | undefined {
       for (i++; i < text.length && text.charCodeAt(i) !== 0x22; i++) if (text.charCodeAt(i) === 0x5c) i++;
     }
   }
-  if (countKeys(value) !== colons) return undefined;
+  const count = { keys: 0, nodes: 0 };
+  countNodes(value, count);
+  if (count.keys !== colons || count.nodes > MANIFEST_LIMITS.nodes) return undefined;
   let line = 1;
   for (let i = 0; i < start; i++) if (text.charCodeAt(i) === 0x0a) line++;
   return { value, line };
 }
 
-function countKeys(value: unknown): number {
-  if (typeof value !== 'object' || value === null) return 0;
-  let n = 0;
+/** Keys, and nodes as the YAML lexer counts them (collections, keys, scalar values). */
+function countNodes(value: unknown, count: { keys: number; nodes: number }): void {
+  count.nodes++;
+  if (typeof value !== 'object' || value === null) return;
   if (Array.isArray(value)) {
-    for (const v of value) n += countKeys(v);
-    return n;
+    for (const v of value) countNodes(v, count);
+    return;
   }
-  for (const k in value) n += 1 + countKeys((value as Record<string, unknown>)[k]);
-  return n;
+  for (const k in value) {
+    count.keys++;
+    count.nodes++;
+    countNodes((value as Record<string, unknown>)[k], count);
+  }
 }
 
 function flatten(

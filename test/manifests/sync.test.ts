@@ -87,9 +87,17 @@ test('parse: JSON takes a faster path with the same outcome as the YAML parser',
     '[1, 2]',
     '{}',
     '{"kind": "PodList", "items": 3}',
+    JSON.stringify({ kind: 'List', items: new Array(60_000).fill(0) }), // more nodes than a file may have
   ]) {
     assert.equal(parseManifest('m.json', bad), viaYaml(bad), bad);
   }
+  // Over the size of an object: the YAML parser's size check answers, as for any manifest.
+  const big = JSON.stringify({
+    kind: 'ConfigMap',
+    metadata: { name: 'big' },
+    data: { a: 'x'.repeat(1_100_000) },
+  });
+  assert.match(parseManifest('m.json', big).problems[0]!.message, /a document is 1\.0 MiB of YAML/);
 });
 
 test('sync: defaults namespace, uid, creationTimestamp and nodeName', () => {
