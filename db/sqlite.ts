@@ -5,6 +5,7 @@
 // it Outpost uses, with the same results: `get` answers undefined for no row, rows are plain
 // objects, errors carry SQLite's code name (`SQLITE_FULL`, `SQLITE_CORRUPT`, ...).
 import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { createRequire } from 'node:module';
 import type BetterSqlite3 from 'better-sqlite3';
 import { type RuntimeName, runtime } from '#lib/runtime.ts';
@@ -34,7 +35,26 @@ export function openSqlite(path: string, opts: SqliteOpenOptions = {}): Sqlite {
   if (runtime === 'bun') return bunSqlite(path, opts);
   if (runtime === 'deno') return nodeSqlite(path, opts);
   const Database = load('better-sqlite3') as typeof BetterSqlite3;
-  return new Database(path, opts);
+  const nativeBinding = addonPath();
+  return new Database(path, nativeBinding ? { ...opts, nativeBinding } : opts);
+}
+
+let addon: string | undefined | null = null;
+
+/**
+ * better-sqlite3's addon where an npm install (build/Release) or a release tarball
+ * (lib/binding/node-vABI-PLATFORM-ARCH, one per Node ABI) puts it, so that `bindings` need not try
+ * a dozen paths first (each a failed require, milliseconds of every start on a board); undefined
+ * when neither is there, and `bindings` searches as before.
+ */
+function addonPath(): string | undefined {
+  if (addon !== null) return addon;
+  const dir = dirname(dirname(load.resolve('better-sqlite3'))); // its main is lib/index.js
+  const abi = `node-v${process.versions.modules}-${process.platform}-${process.arch}`;
+  addon = [join(dir, 'build', 'Release'), join(dir, 'lib', 'binding', abi)]
+    .map((d) => join(d, 'better_sqlite3.node'))
+    .find((f) => existsSync(f));
+  return addon;
 }
 
 // SQLite's primary result codes Outpost tells apart (db/disk.ts, db/integrity.ts), by number.
