@@ -27,16 +27,20 @@ export const APP_JS = String.raw`(function () {
     pending[name] = setTimeout(function () {
       var el = document.querySelector('[data-part="' + name + '"]');
       // Never pull a form from under someone using it (an unsent value, or its answer being read); retry
-      // when they leave it (or at the next change).
-      var busy = el && (el.querySelector('form[data-dirty]') || el.contains(document.activeElement) && document.activeElement.closest('form'));
-      if (!el || busy) {
+      // when they leave it (or at the next change). Asked again when the new rendering arrives: a
+      // value chosen while it was on its way would be lost with the form it was chosen in.
+      function inUse() {
+        if (!el || !(el.querySelector('form[data-dirty]') || el.contains(document.activeElement) && document.activeElement.closest('form'))) return false;
         pending[name] = null;
-        if (el) el.addEventListener('focusout', function () { refresh(name); }, { once: true });
-        return;
+        el.addEventListener('focusout', function () { refresh(name); }, { once: true });
+        return true;
       }
+      if (!el) { pending[name] = null; return; }
+      if (inUse()) return;
       fetch('/ui/parts/' + name, { credentials: 'same-origin' }).then(function (res) {
         return res.ok ? res.text() : null;
       }).then(function (html) {
+        if (inUse()) return;
         pending[name] = null;
         if (html === null) return;
         var tpl = document.createElement('template');
