@@ -13,7 +13,7 @@ import type { Pod } from '#lib/kube/types.ts';
 import { silentLogger } from '#lib/log.ts';
 import type { RuntimePod } from '#lib/pods/runtime/view.ts';
 import { ImagePuller } from '#lib/pods/worker/images.ts';
-import { PodWorker } from '#lib/pods/worker/pod-worker.ts';
+import { PodWorker, SANDBOX_CREATIONS } from '#lib/pods/worker/pod-worker.ts';
 import { WriteBatch } from '#lib/pods/worker/write-batch.ts';
 import { createStore } from '#lib/store/index.ts';
 
@@ -278,7 +278,7 @@ test('a pod-network pod reports its sandbox IP, asked once per sandbox; its dead
   done();
 });
 
-test('a recovery of many pods has at most 16 RunPodSandbox calls in flight, and every pod gets its sandbox', async () => {
+test('a recovery of many pods has at most two RunPodSandbox calls per core in flight, and every pod gets its sandbox', async () => {
   const { rt, worker, store, done } = setup();
   let inFlight = 0;
   let most = 0;
@@ -290,7 +290,8 @@ test('a recovery of many pods has at most 16 RunPodSandbox calls in flight, and 
     inFlight--;
     return run(config);
   };
-  const recs = Array.from({ length: 40 }, (_, i) => {
+  const pods = SANDBOX_CREATIONS + 10;
+  const recs = Array.from({ length: pods }, (_, i) => {
     store.pods.put(
       {
         apiVersion: 'v1',
@@ -309,8 +310,8 @@ test('a recovery of many pods has at most 16 RunPodSandbox calls in flight, and 
     release.shift()?.();
   }
   await all;
-  assert.is(most, 16);
-  assert.is(rt.calls.filter((c) => c === 'RunPodSandbox').length, 40);
+  assert.is(most, SANDBOX_CREATIONS);
+  assert.is(rt.calls.filter((c) => c === 'RunPodSandbox').length, pods);
   done();
 });
 

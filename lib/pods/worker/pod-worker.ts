@@ -1,4 +1,5 @@
 import { mkdirSync, readdirSync, rmSync } from 'node:fs';
+import * as os from 'node:os';
 import { join } from 'node:path';
 import type { Clock, Timer } from '#lib/clock.ts';
 import type { CriClient } from '#lib/cri/client.ts';
@@ -71,8 +72,8 @@ export class PodWorker {
   readonly #reserved = new Map<string, number>();
   /**
    * RunPodSandbox calls in flight: each starts a shim and a pause container (and a pod network),
-   * the runtime's costliest work. Past a few at once they only slow each other: the first pods of a
-   * recovery run sooner, and the last no later (docs/performance.md, Recovery).
+   * the runtime's costliest work, mostly CPU. Past two per core they only slow each other: bounded
+   * there, the first pods of a recovery run sooner and the last no later (docs/performance.md#recovery).
    */
   readonly #creating = new Semaphore(SANDBOX_CREATIONS);
   /** Each pod's sandbox and the IP the runtime gave it (PodSandboxStatus), asked once per sandbox. */
@@ -641,8 +642,8 @@ export class PodWorker {
   }
 }
 
-/** RunPodSandbox calls at once. */
-const SANDBOX_CREATIONS = 16;
+/** RunPodSandbox calls at once: two per core (4 on a 2-core board). */
+export const SANDBOX_CREATIONS = 2 * Math.max(1, os.availableParallelism?.() ?? os.cpus().length);
 
 /** How long a reserved name is waited for before it is taken as leaked, and how often it is retried. */
 const RESERVED_PATIENCE_MS = 60_000;
