@@ -302,9 +302,18 @@ async function benchSize(n: number): Promise<{ rounds: Round[]; rss: number }> {
   });
   writeFileSync(join(manifests, 'pods.json'), JSON.stringify({ apiVersion: 'v1', kind: 'List', items }));
   await emptyRuntime();
-  // Warm-up: the metabase learns the pods and Outpost runs them once.
+  // Warm-up: the metabase learns the pods and Outpost runs them once; BENCH_COMPARE's build then
+  // adopts them once too, so that each build has written its code cache before the rounds.
   let o = startOutpost(dataDir, manifests);
   await watchUntil(o, n, running);
+  if (COMPARE) {
+    await kill9(o);
+    o = startOutpost(dataDir, manifests, COMPARE);
+    await watchUntil(o, n, running);
+    await kill9(o);
+    o = startOutpost(dataDir, manifests);
+    await watchUntil(o, n, running);
+  }
   let rss = 0;
   const rounds: Round[] = [];
   for (let r = 0; r < ROUNDS; r++) {
