@@ -155,8 +155,13 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
     config.dataDir === ':memory:' ? undefined : adminKubeconfigPath(config.dataDir);
   // Without --tls-cert, the data directory's own CA and serving certificate: HTTPS on the same
   // port as HTTP, so the admin kubeconfig's token travels over TLS (kubectl sends it no other way).
+  // Read (or made) on the first TLS connection or when the admin kubeconfig is written, whichever
+  // comes first, so not before the first cached read (X.509 parsing and checks: ~5 ms of CPU).
   let pki: ServingPki | undefined;
-  if (!security.tls) {
+  let pkiTried = !!security.tls;
+  const servingPki = (): ServingPki | undefined => {
+    if (pkiTried) return pki;
+    pkiTried = true;
     try {
       pki = ensureServingPki(config.dataDir, servingNames(host, config.nodeIp), now());
     } catch (err) {
@@ -165,7 +170,8 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
         'no serving certificate could be made in the data directory: plain HTTP only (admin work through the unix socket or the admin token)',
       );
     }
-  }
+    return pki;
+  };
   mark('credentials');
   const store = createStore(metabase, { host: config.nodeName, now });
   // Before any module writes: from now on every status and event also goes to the cloud outbox.
@@ -281,9 +287,9 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
   const app = createApp(deps); // outside the try: a failure here is a bug, not a listen failure
   let server: RunningServer;
   try {
-    server = pki
-      ? await listen(app, host, port, pki, { sniff: true })
-      : await listen(app, host, port, security.tls);
+    server = security.tls
+      ? await listen(app, host, port, security.tls)
+      : await listen(app, host, port, servingPki, { sniff: true });
   } catch (e) {
     metabase.close();
     lock?.release();
@@ -383,13 +389,9 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
 
   // The admin kubeconfig names the address the API answers on; local admin work also goes
   // through the root-only unix socket beside the metabase.
+  const secureUrl = servingPki() ? server.secureUrl : undefined;
   try {
-    writeAdminKubeconfig(
-      config.dataDir,
-      adminServer(server.secureUrl ?? server.url),
-      admin.token,
-      pki?.caPem,
-    );
+    writeAdminKubeconfig(config.dataDir, adminServer(secureUrl ?? server.url), admin.token, pki?.caPem);
   } catch (err) {
     // A full disk at start must not stop the agent (reads and recovery go on): the kubeconfig of
     // an earlier start stays, with the token that still authenticates.
@@ -560,7 +562,7 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
   let closing: Promise<void> | undefined;
   return {
     url: server.url,
-    secureUrl: server.secureUrl,
+    secureUrl,
     store,
     metabase,
     supervisor,

@@ -26,15 +26,18 @@ const TLS_HANDSHAKE = 0x16;
 /**
  * Serves the app on host:port (port 0 picks a free one) and resolves once listening: plain HTTP,
  * HTTPS with `tls`, or both on the same port with `sniff` (each connection's first byte says
- * which, as a TLS handshake starts with 0x16 and an HTTP request with a letter).
+ * which, as a TLS handshake starts with 0x16 and an HTTP request with a letter). With `sniff`,
+ * `tls` may be a function, called on the first TLS connection (undefined: TLS connections close).
  */
 export async function listen<E extends Env>(
   app: Hono<E>,
   host: string,
   port: number,
-  tls?: TlsFiles,
+  tls?: TlsFiles | (() => TlsFiles | undefined),
   opts: { sniff?: boolean } = {},
 ): Promise<RunningServer> {
+  if (typeof tls === 'function' && !opts.sniff)
+    throw new Error('listen: TLS files from a function need sniff');
   // node:https and node:tls load when needed: HTTPS only is known now, the sniffer's first TLS
   // connection comes later (plain HTTP and cached reads never wait for them).
   const https = tls && !opts.sniff ? await import('node:https') : undefined;
@@ -72,6 +75,7 @@ export async function listen<E extends Env>(
     const sniff = !!tls && !!opts.sniff;
     const secure =
       tls &&
+      typeof tls !== 'function' &&
       https &&
       (createAdaptorServer({
         fetch: app.fetch,
@@ -86,7 +90,11 @@ export async function listen<E extends Env>(
     let context: SecureContext | undefined;
     const secureSocket = async (socket: Duplex, handOver: () => void) => {
       const { createSecureContext, TLSSocket } = await import('node:tls');
-      context ??= createSecureContext(serverOptions(contextFiles!));
+      if (!context) {
+        const files = typeof contextFiles === 'function' ? contextFiles() : contextFiles;
+        if (!files) throw new Error('no certificate to serve TLS with');
+        context = createSecureContext(serverOptions(files));
+      }
       handOver();
       return new TLSSocket(socket, { isServer: true, secureContext: context });
     };
