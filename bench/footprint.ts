@@ -29,7 +29,17 @@ import { CriClient } from '#lib/cri/client.ts';
 import type { Pod } from '#lib/kube/types.ts';
 import { startLab, stopLab } from '../scripts/lab.ts';
 import { freePort } from '../test/helpers/outpost-process.ts';
-import { AGENT_SETTINGS, agentEnv, NODE_FLAGS, printTable, rssMb, startAndWait, stopChild } from './lib.ts';
+import {
+  AGENT_SETTINGS,
+  agentEnv,
+  median,
+  NODE_FLAGS,
+  printTable,
+  rssMb,
+  spread,
+  startAndWait,
+  stopChild,
+} from './lib.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const STARTS = Number(process.env.BENCH_STARTS ?? 10);
@@ -291,10 +301,6 @@ async function cliTimes() {
   }
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-const spread = (xs: number[], d = 1) =>
-  `${median(xs).toFixed(d)} (${Math.min(...xs).toFixed(d)}-${Math.max(...xs).toFixed(d)})`;
-
 const rounds: PodRound[] = [];
 let reads: Awaited<ReturnType<typeof firstReads>> | undefined;
 let cli: Awaited<ReturnType<typeof cliTimes>> | undefined;
@@ -317,7 +323,7 @@ try {
 console.log(
   `\nOutpost footprint (${BUNDLE}, ${AGENT_SETTINGS}); node ${process.version}, ${new Date().toISOString()}; median (min-max) of ${ROUNDS} rounds (memory) and ${STARTS} spawns (times)\n`,
 );
-const col = (f: (r: PodRound) => number) => spread(rounds.map(f));
+const col = (f: (r: PodRound) => number) => spread(rounds.map(f), 1);
 const ratio = (f: (r: PodRound) => number) =>
   spread(
     rounds.map((r) => f(r) / r.floor),
@@ -350,8 +356,8 @@ const startRows = rd
   ? [
       [
         'spawn -> first cached read (ms)',
-        spread(rd.outpost),
-        `${spread(rd.floor)} bare node server`,
+        spread(rd.outpost, 1),
+        `${spread(rd.floor, 1)} bare node server`,
         spread(
           rd.outpost.map((v, i) => v / rd.floor[i]!),
           2,
@@ -366,8 +372,8 @@ const cliRows = cl
   ? [
       [
         '`outpost get pods -A`, 100 pods (ms)',
-        spread(cl.get),
-        `${spread(cl.kubectl)} kubectl`,
+        spread(cl.get, 1),
+        `${spread(cl.kubectl, 1)} kubectl`,
         spread(
           cl.get.map((v, i) => v / cl.kubectl[i]!),
           2,
@@ -377,8 +383,8 @@ const cliRows = cl
       ],
       [
         '`outpost --version` (ms)',
-        spread(cl.version),
-        `${spread(cl.node)} node -e 1`,
+        spread(cl.version, 1),
+        `${spread(cl.node, 1)} node -e 1`,
         spread(
           cl.version.map((v, i) => v / cl.node[i]!),
           2,

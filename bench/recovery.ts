@@ -30,7 +30,7 @@ import type { Pod } from '#lib/kube/types.ts';
 import { buildContainerConfig, podSpecHash } from '#lib/pods/spec/container-config.ts';
 import { buildSandboxConfig } from '#lib/pods/worker/sandbox.ts';
 import { startLab, stopLab } from '../scripts/lab.ts';
-import { printTable, rssMb, stopChild } from './lib.ts';
+import { median, printTable, rssMb, spread, stopChild } from './lib.ts';
 
 const SIZES = (process.env.BENCH_SIZES ?? '10,50').split(',').map(Number);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -369,12 +369,6 @@ async function benchSize(n: number): Promise<{ rounds: Round[]; rss: number }> {
   return { rounds, rss };
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-const spread = (xs: number[], d = 2) =>
-  xs.length > 1
-    ? `${median(xs).toFixed(d)} (${Math.min(...xs).toFixed(d)}-${Math.max(...xs).toFixed(d)})`
-    : xs[0]!.toFixed(d);
-
 const results = new Map<string, { n: number; net: string; rounds: Round[]; rss: number }>();
 try {
   for (const n of SIZES) {
@@ -485,6 +479,6 @@ printTable(
     `RSS with ${n} pods running, ${net} (MB)`,
     rss.toFixed(1),
     n === 20 ? 'edgecore 67.5' : 'edgecore 61.3 at 5, 74.1 at 40 pods',
-    '<= 50 at 20 pods',
+    '<= 60 at 20 pods (bench:footprint)',
   ]),
 );
