@@ -64,9 +64,13 @@ export interface AgentOptions {
   runtimeUnreachableGraceMs?: number;
   /**
    * Called once, when the code a start runs has run: every part loaded and the first request
-   * answered, or the agent closing before that. The serve script writes its code cache then.
+   * answered; else a minute after every part loaded (a board power-cycled before anyone asks
+   * still gets a cache for its next recovery), or the agent closing before that. The serve script
+   * writes its code cache then.
    */
   onWarm?: () => void;
+  /** How long after every part loaded `onWarm` waits for a first request (default a minute). */
+  warmWithoutRequestMs?: number;
 }
 
 const untilAborted = (signal: AbortSignal) =>
@@ -559,6 +563,8 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
   };
   // After the answer's own callbacks, off its path.
   answered?.then(() => setImmediate(warm));
+  const warmLater = opts.onWarm && !warmed ? setTimeout(warm, opts.warmWithoutRequestMs ?? 60_000) : undefined;
+  warmLater?.unref();
   let closing: Promise<void> | undefined;
   return {
     url: server.url,
@@ -575,6 +581,7 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
     },
     close() {
       closing ??= (async () => {
+        clearTimeout(warmLater);
         warm();
         shutdown.abort();
         snapshots?.stop();

@@ -63,8 +63,11 @@ export async function startTestAgent(
     flags?: Record<string, unknown>;
     /** The agent's logger (default: silent). */
     log?: Logger;
-    /** Runtime discovery settings (candidates, unreachable grace period). */
-    agent?: Pick<AgentOptions, 'runtimeCandidates' | 'runtimeUnreachableGraceMs'>;
+    /** Runtime discovery settings (candidates, unreachable grace period) and the start's warm hook. */
+    agent?: Pick<
+      AgentOptions,
+      'runtimeCandidates' | 'runtimeUnreachableGraceMs' | 'onWarm' | 'warmWithoutRequestMs'
+    >;
   } = {},
 ): Promise<TestAgent> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'outpost-test-'));
