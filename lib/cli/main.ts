@@ -8,6 +8,7 @@ import { type Command, Option } from 'commander';
 import { ExitCode } from '#lib/supervisor/exit-codes.ts';
 import { OUTPOST_VERSION } from '#lib/version.ts';
 import { CliError, usageError } from './errors.ts';
+import { hoistGlobalFlags } from './global-flags.ts';
 import { parseAndRun, rootCommand } from './program.ts';
 import { addServe } from './serve-command.ts';
 
@@ -16,10 +17,16 @@ type SetExit = (code: number) => void;
 /** Parses argv and runs the command it names; sets process.exitCode, or exits on a fatal error. */
 export async function main(argv: string[]): Promise<void> {
   let exitCode = 0;
-  const setExit = (code: number) => {
+  const program = cliProgram((code) => {
     exitCode = code;
-  };
+  });
+  // Client flags before the command (`outpost --kubeconfig F -n x get pods`) go after it.
+  const args = [...argv.slice(0, 2), ...hoistGlobalFlags(program, argv.slice(2))];
+  await parseAndRun(program, args, () => exitCode);
+}
 
+/** Every command and flag of the CLI; each action reports its exit code through `setExit`. */
+export function cliProgram(setExit: SetExit): Command {
   const program = rootCommand();
   addServe(program);
 
@@ -135,11 +142,10 @@ export async function main(argv: string[]): Promise<void> {
       const { serverVersion } = await import('./commands.ts');
       setExit(await serverVersion(o));
     });
-
-  await parseAndRun(program, argv, () => exitCode);
+  return program;
 }
 
-/** Global client flags shared by every command that talks to a running Outpost. */
+/** Global client flags shared by every command that talks to a running Outpost (GLOBAL_FLAGS lists them). */
 function clientFlags(cmd: Command): Command {
   return cmd
     .addOption(

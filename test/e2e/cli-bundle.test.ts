@@ -127,6 +127,39 @@ test('-o yaml, -o json, -o name and a label selector', () => {
   assert.equal([n.code, n.stdout], [0, 'pod/db\n'], show(n));
 });
 
+test('global flags before the command, as kubectl takes them: --kubeconfig, -n, -s, --server=', () => {
+  // Another data directory, so only --kubeconfig can make the admin-only audit answer.
+  const elsewhere = { OUTPOST_DATA_DIR: join(dir, 'elsewhere') };
+  const kubeconfig = join(dataDir, 'auth', 'admin.kubeconfig');
+  for (const args of [
+    ['--kubeconfig', kubeconfig, 'audit'],
+    ['audit', '--kubeconfig', kubeconfig],
+  ]) {
+    const r = cli(args, elsewhere);
+    assert.is(r.code, 0, show(r));
+  }
+  const names = (r: ReturnType<typeof cli>) => {
+    assert.is(r.code, 0, show(r));
+    return r.stdout;
+  };
+  for (const args of [
+    ['--kubeconfig', kubeconfig, '-n', NS, 'get', 'pods', '-o', 'name'],
+    ['-n', NS, '--kubeconfig', kubeconfig, 'ctl', 'get', 'pods', '-o', 'name'],
+    ['get', '-n', NS, 'pods', '-o', 'name', '--kubeconfig', kubeconfig],
+    ['-s', agent!.url, `--namespace=${NS}`, 'get', 'pods', '-o', 'name'],
+    [`--server=${agent!.url}`, `-n${NS}`, 'get', 'pods', '-o', 'name'],
+  ]) {
+    assert.is(names(cli(args, elsewhere)), 'pod/db\npod/web\n', args.join(' '));
+  }
+  const d = cli(['-n', NS, '-s', agent!.url, 'describe', 'pod', 'web']);
+  assert.is(d.code, 0, show(d));
+  assert.match(d.stdout, new RegExp(`^Namespace:\\s+${NS}$`, 'm'));
+  // A flag no command takes is still refused, before the command as after it.
+  const unknown = cli(['--no-such-flag', 'get', 'pods']);
+  assert.is(unknown.code, 2, show(unknown));
+  assert.match(unknown.stderr, "unknown option '--no-such-flag'");
+});
+
 test('describe prints the pod', () => {
   const r = cli(['describe', 'pod', 'web', '-n', NS, '-s', agent!.url]);
   assert.is(r.code, 0, show(r));
