@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs';
 import type { Server, ServerResponse } from 'node:http';
 import { join } from 'node:path';
-import { lockDataDir } from '#db/lock.ts';
+import { type DataDirLock, lockDataDir } from '#db/lock.ts';
 import { type Metabase, openMetabase } from '#db/open.ts';
 import { openCheckedMetabase } from '#db/recover.ts';
 import {
@@ -14,6 +14,7 @@ import { loadSecurity } from '#lib/auth/load.ts';
 import { ensureServingPki, type ServingPki, servingNames } from '#lib/auth/pki.ts';
 import type { CloudContext } from '#lib/cloud/context.ts';
 import type { NodeAgent } from '#lib/cloud/node-agent.ts';
+import type { Dmi } from '#lib/dmi/module.ts';
 import type { Deps } from '#lib/http/env.ts';
 import { defaultLimits } from '#lib/http/limits.ts';
 import type { ManifestSync } from '#lib/manifests/sync.ts';
@@ -78,14 +79,75 @@ const untilAborted = (signal: AbortSignal) =>
     signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true }),
   );
 
+/** What a start has opened so far: a start that fails closes these, a graceful stop all of them. */
+interface Opened {
+  /** Lets the requests that wait for every part go on (to their end, when the start failed). */
+  unblock?: () => void;
+  shutdown?: AbortController;
+  tokens?: { close(): void } | undefined;
+  cloud?: CloudContext | undefined;
+  lock?: DataDirLock | undefined;
+  metabase?: Metabase;
+  supervisor?: Supervisor;
+  server?: RunningServer;
+  podSide?: PodModules;
+  localServer?: { close(): Promise<void> } | undefined;
+  dmi?: Dmi;
+  nodeApi?: NodeApi;
+}
+
+/**
+ * Closes what a start opened: the servers first (no request meets a half-stopped agent), then the
+ * modules, the runtime client, the cloud link, the metabase and last the data directory's lock.
+ * Every step runs even when one fails; the first failure is thrown at the end.
+ */
+async function closeOpened(o: Opened): Promise<void> {
+  let failure: { err: unknown } | undefined;
+  const step = async (close: () => unknown) => {
+    try {
+      await close();
+    } catch (err) {
+      failure ??= { err };
+    }
+  };
+  o.unblock?.();
+  o.shutdown?.abort();
+  await step(() => o.podSide?.stopWatching());
+  await step(() => o.tokens?.close());
+  await step(() => o.server?.close());
+  await step(() => o.localServer?.close());
+  await step(() => o.nodeApi?.close());
+  // The DMI socket bound at start, when no module run has taken it over yet.
+  await step(() => o.dmi?.close());
+  await step(() => o.supervisor?.stop());
+  await step(() => o.podSide?.close());
+  await step(() => o.cloud?.close());
+  await step(() => o.metabase?.close());
+  await step(() => o.lock?.release());
+  if (failure) throw failure.err;
+}
+
 /**
  * Starts Outpost's node agent in the order that gets a board serving and its pods back soonest:
  * the metabase and the local API first (cached reads are answered at once, whatever else is
  * down), then the runtime and pods modules (recovery talks to CRI), then everything else (devices,
  * MQTT, manifests, the cloud link). Each part's code is imported when its turn comes; requests
- * other than cached reads wait until every part is there.
+ * other than cached reads wait until every part is there. A start that fails closes what it had
+ * opened (the API's port, the sockets, the metabase, the data directory's lock) before it throws.
  */
 export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOptions = {}): Promise<Agent> {
+  const opened: Opened = {};
+  try {
+    return await start(config, log, opts, opened);
+  } catch (e) {
+    await closeOpened(opened).catch((err: unknown) =>
+      log.warn({ err }, 'closing what a failed start had opened failed'),
+    );
+    throw e;
+  }
+}
+
+async function start(config: ServeConfig, log: Logger, opts: AgentOptions, opened: Opened): Promise<Agent> {
   const clock = opts.clock ?? systemClock;
   const now = () => clock.now();
   const started = now();
@@ -104,6 +166,7 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
     }
   }
   const security = loadSecurity(config, host, log);
+  opened.tokens = security.auth.tokens;
   // Checked before anything runs: a bad --mqtt-* flag is a configuration error.
   const mqttOptions = config.mqtt ? mqttClientOptions(config) : undefined;
   let cloud: CloudContext | undefined;
@@ -122,33 +185,27 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
       // The reader's messages name the file: `kubeconfig /etc/outpost/kc: context "x" not found`.
       throw new ConfigError(`--cloud: ${(e as Error).message}`);
     }
+    opened.cloud = cloud;
   }
   // One agent per data directory, checked before anything in it is opened.
-  const lock = config.dataDir === ':memory:' ? undefined : lockDataDir(config.dataDir);
-  let metabase: Metabase;
-  try {
-    // A quick_check first: a damaged file is moved aside and replaced (db/recover.ts).
-    metabase =
-      config.dataDir === ':memory:'
-        ? openMetabase(config.dataDir, { durability: config.durability })
-        : openCheckedMetabase(config.dataDir, {
-            durability: config.durability,
-            keep: config.snapshotKeep,
-            now,
-            onSnapshotError: (err) => log.warn({ err }, 'metabase snapshot before the migration failed'),
-          });
-  } catch (e) {
-    lock?.release();
-    throw e;
-  }
+  opened.lock = config.dataDir === ':memory:' ? undefined : lockDataDir(config.dataDir);
+  // A quick_check first: a damaged file is moved aside and replaced (db/recover.ts).
+  const metabase =
+    config.dataDir === ':memory:'
+      ? openMetabase(config.dataDir, { durability: config.durability })
+      : openCheckedMetabase(config.dataDir, {
+          durability: config.durability,
+          keep: config.snapshotKeep,
+          now,
+          onSnapshotError: (err) => log.warn({ err }, 'metabase snapshot before the migration failed'),
+        });
+  opened.metabase = metabase;
   mark('metabase');
   // The data directory's admin credential (made on the first start) is always accepted.
   let admin: AdminCredential;
   try {
     admin = ensureAdminCredential(config.dataDir);
   } catch (e) {
-    metabase.close();
-    lock?.release();
     throw new FatalError(
       ExitCode.DataDir,
       `--data-dir ${config.dataDir}: admin credential: ${(e as Error).message}`,
@@ -181,11 +238,13 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
   // Before any module writes: from now on every status and event also goes to the cloud outbox.
   if (cloud) (await import('#lib/cloud/pods-module.ts')).enableOutbox(cloud, store);
   const shutdown = new AbortController();
+  opened.shutdown = shutdown;
   const supervisor = new Supervisor({
     log,
     clock,
     onFatal: (err) => (opts.onFatal ? opts.onFatal(err) : log.error({ err }, 'fatal module failure')),
   });
+  opened.supervisor = supervisor;
   const metrics = createMetrics({
     pods: () => store.pods.list().items,
     diskFull: () => store.disk.full !== undefined,
@@ -261,6 +320,7 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
       started2 = resolve;
     }),
   };
+  opened.unblock = () => started2();
   // Registered before the API listens, so /readyz fails until each has started; the code of the
   // modules that need more than the metabase is imported when they run.
   supervisor.register({
@@ -295,11 +355,10 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
       ? await listen(app, host, port, security.tls)
       : await listen(app, host, port, servingPki, { sniff: true });
   } catch (e) {
-    metabase.close();
-    lock?.release();
     // Not a configuration exit: the port may be free again on the next try (outpost supervise).
     throw new FatalError(ExitCode.ListenFailed, `--listen ${config.listen}: ${(e as Error).message}`);
   }
+  opened.server = server;
   mark('listening');
   const answered = opts.onWarm ? firstAnswerOr(server, Number.POSITIVE_INFINITY) : undefined;
   log.info(
@@ -383,6 +442,7 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
       },
       retryNow: (module) => supervisor.retryNow(module),
     });
+    opened.podSide = podSide;
     for (const m of podSide.modules) supervisor.register(m);
     deps.cri = podSide.cri;
     deps.runtimeNetwork = () => podSide!.network.state;
@@ -401,10 +461,9 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
     // an earlier start stays, with the token that still authenticates.
     log.warn({ err }, 'the admin kubeconfig could not be rewritten; the one already there stays');
   }
-  let localServer: { close(): Promise<void> } | undefined;
   if (config.dataDir !== ':memory:') {
     try {
-      localServer = await listenLocal(app, join(config.dataDir, 'outpost.sock'));
+      opened.localServer = await listenLocal(app, join(config.dataDir, 'outpost.sock'));
     } catch (e) {
       log.warn({ err: e }, 'the local admin socket could not be opened; the admin kubeconfig still works');
     }
@@ -413,6 +472,14 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
   // Devices: the DMI server for mappers, the registry reloaded from the metabase, pushes to mappers.
   const { Dmi, dmiSocketPath } = await import('#lib/dmi/module.ts');
   const dmi = new Dmi({ store, log: log.child({ module: 'dmi' }), socket: dmiSocketPath(config), clock });
+  // Bound now, as the API's port is: a socket that cannot be bound (its directory a file, another
+  // live process serving it) fails the start with its path, not a module that retries forever.
+  try {
+    await dmi.listen();
+  } catch (e) {
+    throw new FatalError(ExitCode.ListenFailed, `--dmi-socket ${dmi.socket}: ${(e as Error).message}`);
+  }
+  opened.dmi = dmi;
   deps.dmi = dmi.manager;
   supervisor.register({ name: 'dmi', policy: 'Always', run: (ctx) => dmi.run(ctx) });
   // The LAN's view over MQTT: EventBus twin topics and Home Assistant discovery (off by default).
@@ -453,18 +520,12 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
         dataDir: config.dataDir,
       });
     } catch (e) {
-      started2();
-      await supervisor.stop();
-      podSide?.close();
-      await server.close();
-      await localServer?.close();
-      metabase.close();
-      lock?.release();
       throw new FatalError(
         ExitCode.ListenFailed,
         `--kubelet-port ${config.kubeletPort}: ${(e as Error).message}`,
       );
     }
+    opened.nodeApi = nodeApi;
     const running = nodeApi;
     supervisor.register({
       name: 'node-api',
@@ -563,7 +624,8 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
   };
   // After the answer's own callbacks, off its path.
   answered?.then(() => setImmediate(warm));
-  const warmLater = opts.onWarm && !warmed ? setTimeout(warm, opts.warmWithoutRequestMs ?? 60_000) : undefined;
+  const warmLater =
+    opts.onWarm && !warmed ? setTimeout(warm, opts.warmWithoutRequestMs ?? 60_000) : undefined;
   warmLater?.unref();
   let closing: Promise<void> | undefined;
   return {
@@ -586,16 +648,7 @@ export async function startAgent(config: ServeConfig, log: Logger, opts: AgentOp
         shutdown.abort();
         snapshots?.stop();
         if (probeTimer) clock.clearTimeout(probeTimer);
-        podSide?.stopWatching();
-        security.auth.tokens?.close();
-        await server.close();
-        await localServer?.close();
-        await nodeApi?.close();
-        await supervisor.stop();
-        podSide?.close();
-        await cloud?.close();
-        metabase.close();
-        lock?.release();
+        await closeOpened(opened);
         log.info({}, 'outpost stopped');
       })();
       return closing;

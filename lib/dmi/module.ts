@@ -26,6 +26,8 @@ export class Dmi {
   readonly manager: DeviceManager;
   readonly #o: DmiOptions;
   #reconciler: DeviceReconciler | undefined;
+  /** The server listen() bound, until a run serves on it. */
+  #bound: DmiServer | undefined;
 
   constructor(opts: DmiOptions) {
     this.#o = opts;
@@ -43,17 +45,40 @@ export class Dmi {
     });
   }
 
+  /**
+   * Binds the socket before the module runs (the agent's start fails on one that cannot be bound);
+   * the first run serves on it, later runs bind their own.
+   */
+  async listen(): Promise<void> {
+    const server = this.#server();
+    await server.start();
+    this.#bound = server;
+  }
+
+  /** Closes the socket listen() bound if no run has taken it (a start that failed later). */
+  async close(): Promise<void> {
+    const server = this.#bound;
+    this.#bound = undefined;
+    await server?.stop();
+  }
+
+  #server(): DmiServer {
+    return new DmiServer({ socket: this.socket, manager: this.manager, log: this.#o.log });
+  }
+
   /** The supervised module body: serve, reload the registered mappers, push what is pending. */
   async run(ctx: ModuleContext): Promise<void> {
     const { store, log, clock } = this.#o;
-    const server = new DmiServer({ socket: this.socket, manager: this.manager, log });
+    const server = this.#bound ?? this.#server();
+    const bound = !!this.#bound;
+    this.#bound = undefined;
     const reconciler = new DeviceReconciler({
       store,
       registry: this.registry,
       log,
       ...(clock ? { clock } : {}),
     });
-    await server.start();
+    if (!bound) await server.start();
     try {
       this.#reconciler = reconciler;
       reconciler.start();
