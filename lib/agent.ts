@@ -15,6 +15,7 @@ import { ensureServingPki, type ServingPki, servingNames } from '#lib/auth/pki.t
 import type { CloudContext } from '#lib/cloud/context.ts';
 import type { NodeAgent } from '#lib/cloud/node-agent.ts';
 import type { Dmi } from '#lib/dmi/module.ts';
+import { MAX_SOCKET_PATH, socketPathTooLong } from '#lib/dmi/socket.ts';
 import type { Deps } from '#lib/http/env.ts';
 import { defaultLimits } from '#lib/http/limits.ts';
 import type { ManifestSync } from '#lib/manifests/sync.ts';
@@ -461,17 +462,29 @@ async function start(config: ServeConfig, log: Logger, opts: AgentOptions, opene
     // an earlier start stays, with the token that still authenticates.
     log.warn({ err }, 'the admin kubeconfig could not be rewritten; the one already there stays');
   }
+  // Too long a data directory: the agent runs without the socket (the CLI then uses the kubeconfig).
   if (config.dataDir !== ':memory:') {
+    const path = join(config.dataDir, 'outpost.sock');
+    const tooLong = socketPathTooLong(path);
     try {
-      opened.localServer = await listenLocal(app, join(config.dataDir, 'outpost.sock'));
+      if (tooLong) throw new Error(`the local admin socket ${tooLong}`);
+      opened.localServer = await listenLocal(app, path);
     } catch (e) {
-      log.warn({ err: e }, 'the local admin socket could not be opened; the admin kubeconfig still works');
+      log.warn(
+        { err: e, path, ...(tooLong ? { bytes: Buffer.byteLength(path), max: MAX_SOCKET_PATH } : {}) },
+        'the local admin socket could not be opened; the admin kubeconfig still works',
+      );
     }
   }
 
   // Devices: the DMI server for mappers, the registry reloaded from the metabase, pushes to mappers.
   const { Dmi, dmiSocketPath } = await import('#lib/dmi/module.ts');
   const dmi = new Dmi({ store, log: log.child({ module: 'dmi' }), socket: dmiSocketPath(config), clock });
+  const dmiTooLong = socketPathTooLong(dmi.socket);
+  if (dmiTooLong)
+    throw new ConfigError(
+      `--dmi-socket: the DMI socket ${dmiTooLong}; give a shorter --dmi-socket or --data-dir`,
+    );
   // Bound now, as the API's port is: a socket that cannot be bound (its directory a file, another
   // live process serving it) fails the start with its path, not a module that retries forever.
   try {
