@@ -71,7 +71,10 @@ export function readOwnCache(file: string): Buffer | undefined {
   }
 }
 
-/** Writes a cache atomically (readers see the old file or the new one) and prunes other builds' caches. */
+/**
+ * Writes a cache atomically (readers see the old file or the new one) and prunes other builds'
+ * caches and the temporary files of writes that were killed.
+ */
 export function writeCache(file: string, data: Buffer): void {
   const dir = dirname(file);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -84,12 +87,45 @@ export function writeCache(file: string, data: Buffer): void {
   } finally {
     rmSync(tmp, { force: true });
   }
+  const names = readdirSync(dir);
+  removeStaleTemporaries(dir, names);
   const prefix = basename(file).replace(/-[^-]+-node.*$/, '-');
-  const others = readdirSync(dir)
+  const others = names
     .filter((f) => f.startsWith(prefix) && f.endsWith('.v8') && f !== basename(file))
     .map((f) => ({ f, at: statSync(join(dir, f)).mtimeMs }))
     .sort((a, b) => b.at - a.at);
   for (const { f } of others.slice(KEEP_OTHERS)) rmSync(join(dir, f), { force: true });
+}
+
+/** How old a temporary file of a live process may be before it is taken for a leftover: a write takes milliseconds. */
+const STALE_TMP_MS = 60_000;
+
+/**
+ * Removes the temporary files (`*.v8.PID.tmp`) that writes killed half-way left: those of a dead
+ * PID, and any older than a minute (its PID may have been given to another process since).
+ */
+function removeStaleTemporaries(dir: string, names: string[]): void {
+  for (const name of names) {
+    const pid = Number(/\.v8\.(\d+)\.tmp$/.exec(name)?.[1]);
+    if (!pid || pid === process.pid) continue;
+    const path = join(dir, name);
+    try {
+      if (alive(pid) && Date.now() - statSync(path).mtimeMs < STALE_TMP_MS) continue;
+      rmSync(path, { force: true });
+    } catch {
+      // Gone already (another start removed it), or not ours to remove: the next write tries again.
+    }
+  }
+}
+
+/** Whether a process with this PID exists (EPERM: it does, another user's). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 /**

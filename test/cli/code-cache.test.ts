@@ -153,4 +153,26 @@ test('writing a cache keeps the three newest of other builds', () => {
   );
 });
 
+test("writing a cache removes what killed writes left: a dead PID's temporary file, any older than a minute", () => {
+  const caches = join(dir, 'leftovers');
+  const cache = codeCacheFile(caches, script);
+  writeCache(cache, Buffer.from('first'));
+  // Past pid_max no process can exist: a PID that is dead for sure.
+  const dead = Number(readFileSync('/proc/sys/kernel/pid_max', 'utf8')) + 1;
+  const live = process.ppid;
+  const tmp = (pid: number) => `${cache}.${pid}.tmp`;
+  const oldTmp = `${codeCacheFile(caches, join(dir, 'serve-script-OLD.mjs'))}.${live}.tmp`;
+  for (const f of [tmp(dead), tmp(live), oldTmp, join(caches, 'notes.tmp')]) writeFileSync(f, 'half');
+  const minutesAgo = Date.now() / 1000 - 120;
+  utimesSync(oldTmp, minutesAgo, minutesAgo);
+  writeCache(cache, Buffer.from('second'));
+  const left = readdirSync(caches).sort();
+  // A live process's fresh file may be a write in progress: it stays.
+  assert.equal(
+    left,
+    [cache, tmp(live), join(caches, 'notes.tmp')].map((f) => f.slice(caches.length + 1)).sort(),
+  );
+  assert.is(readFileSync(cache, 'utf8'), 'second');
+});
+
 test.run();
