@@ -10,6 +10,7 @@ import type { Store } from '#lib/store/index.ts';
 import type { ModuleSpec } from '#lib/supervisor/modules.ts';
 import { ContainerLogRotator } from './logs/rotate.ts';
 import { ProbeManager } from './probes/index.ts';
+import { ABORTED, untilAborted } from './probes/run.ts';
 import { RuntimeFinder, runtimeCandidates } from './runtime/discovery.ts';
 import { connectChannel, isRuntimeUnreachable, runtimeModule } from './runtime/module.ts';
 import { RuntimeNetwork } from './runtime/network.ts';
@@ -178,7 +179,9 @@ export function podModules(o: PodModulesOptions): PodModules {
         // While the runtime is absent this fails at once with a clear reason (no socket). The runtime
         // module asks for the version; the first pass lists the runtime as soon as it is connected.
         await connectChannel(cri, 5_000);
-        await manager.start();
+        // Recovery (every pod's first pass) may take long; an abort meanwhile stops at once: the
+        // manager's stop() below lets the passes in flight end and starts no other.
+        if ((await untilAborted(manager.start(), ctx.signal)) === ABORTED) return;
         ctx.ready();
         await rotateLogs(ctx.signal);
       } finally {

@@ -181,7 +181,8 @@ export class PodManager {
         if (this.#stopped) break;
         const view = s.view;
         s.view = undefined;
-        await this.#sem.run(() => this.#syncOne(uid, view));
+        // Queued behind the parallelism limit when stop() came: not started (stop waits for it).
+        await this.#sem.run(() => (this.#stopped ? Promise.resolve() : this.#syncOne(uid, view)));
         s.endedAt = ++this.#seq;
       } while (s.again);
       s.running = undefined;
@@ -303,7 +304,10 @@ export class PodManager {
     return this.#runtimeUp === true;
   }
 
-  /** Stops following; pods keep running in the runtime. Waits for syncs in flight. */
+  /**
+   * Stops following; pods keep running in the runtime. Waits for the passes in flight; those still
+   * queued (a start with more pods than the parallelism) never begin.
+   */
   async stop(): Promise<void> {
     this.#stopped = true;
     for (const off of this.#unsubscribe) off();
