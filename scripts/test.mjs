@@ -36,7 +36,17 @@ let skipped = 0;
 let exitCode = 0;
 for (const suite of suites) {
   if (!existsSync(suite.dir)) continue;
-  const uvuArgs = ['--import', 'tsx', 'node_modules/uvu/bin.js', suite.dir, only ?? '\\.test\\.ts$'];
+  // The suites' in-process agents serve with the light fetch classes, as `outpost serve` does on
+  // Node (lib/http/fetch-globals.ts; OUTPOST_FETCH_CLASSES=node keeps Node's own).
+  const uvuArgs = [
+    '--import',
+    'tsx',
+    '--import',
+    './lib/http/fetch-globals.ts',
+    'node_modules/uvu/bin.js',
+    suite.dir,
+    only ?? '\\.test\\.ts$',
+  ];
   if (suite.ignore) uvuArgs.push('-i', suite.ignore);
   process.stdout.write(`\n== ${suite.name} ==\n`);
   const run = spawnSync(process.execPath, uvuArgs, {
