@@ -41,6 +41,38 @@ const drizzleOpensNothing = {
   },
 };
 
+// Two built-ins that `serve` loaded before its first answer for nothing: node:http2, which
+// @hono/node-server imports for `instanceof Http2ServerRequest` (Outpost serves HTTP/1.1 only, so
+// no request is one), and prom-client's Pushgateway's node:https and zlib (Outpost never pushes
+// metrics). Under the unit's V8 flags Node's built-ins lose their code cache and the three cost
+// about 17 ms of CPU at start (docs/performance.md). gRPC still loads node:http2 when the pod side
+// starts.
+const noIdleBuiltins = {
+  name: 'no-idle-builtins',
+  setup(b) {
+    b.onResolve({ filter: /^node:http2$/ }, (args) =>
+      /[\\/]@hono[\\/]node-server[\\/]/.test(args.importer)
+        ? { path: 'http2', namespace: 'hono-http2-stub' }
+        : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'hono-http2-stub' }, () => ({
+      // NGHTTP2_NO_ERROR is HTTP/2's error code 0 (RFC 9113 7), used only on HTTP/2 streams.
+      contents: 'export class Http2ServerRequest {}\nexport const constants = { NGHTTP2_NO_ERROR: 0 };',
+      loader: 'js',
+    }));
+    b.onResolve({ filter: /^\.\/lib\/pushgateway$/ }, (args) =>
+      /[\\/]prom-client[\\/]/.test(args.importer)
+        ? { path: 'pushgateway', namespace: 'pushgateway-stub' }
+        : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'pushgateway-stub' }, () => ({
+      contents:
+        "module.exports = class Pushgateway { constructor() { throw new Error('Outpost does not push metrics'); } };",
+      loader: 'js',
+    }));
+  },
+};
+
 const ENTRY = 'dist/outpost.mjs';
 const BANNER =
   "import { createRequire as __outpostRequire } from 'node:module'; const require = __outpostRequire(import.meta.url);";
@@ -77,7 +109,7 @@ const serveResult = await build({
   footer: { js: '})' },
   metafile: true,
   logLevel: 'warning',
-  plugins: [zodEnglishOnly, drizzleOpensNothing],
+  plugins: [zodEnglishOnly, drizzleOpensNothing, noIdleBuiltins],
 });
 const serveScript = Object.keys(serveResult.metafile.outputs).find((f) => f.endsWith('.mjs'));
 const result = await build({
@@ -103,7 +135,7 @@ const result = await build({
   define: { OUTPOST_SERVE_SCRIPT: JSON.stringify(`./${serveScript.slice('dist/'.length)}`) },
   metafile: true,
   logLevel: 'warning',
-  plugins: [zodEnglishOnly, drizzleOpensNothing],
+  plugins: [zodEnglishOnly, drizzleOpensNothing, noIdleBuiltins],
 });
 chmodSync(ENTRY, 0o755);
 const outputs = Object.keys(result.metafile.outputs).filter((f) => f.endsWith('.mjs'));
