@@ -1,6 +1,5 @@
-import type { ChannelOptions } from '@grpc/grpc-js';
+import type { ChannelOptions, ServiceDefinition } from '@grpc/grpc-js';
 import { Client, credentials, status as GrpcStatus } from '@grpc/grpc-js';
-import type { ServiceDefinition } from '@grpc/proto-loader';
 import { isGrpcError } from '#lib/grpc/errors.ts';
 import { lazyServices } from '#lib/grpc/services.ts';
 import { unaryCall } from '#lib/grpc/unary.ts';

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
-import type { ServiceDefinition } from '@grpc/proto-loader';
 import { fromJSON } from '@grpc/proto-loader';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { descriptor } from '#lib/cri/proto.gen.ts';
+import { lazyServices } from '#lib/grpc/services.ts';
 import { generatedPath, protoPackages, renderProto } from '../../scripts/gen-proto.ts';
 
 test('every proto package has a generated descriptor that matches its .proto files', () => {
@@ -16,12 +16,12 @@ test('every proto package has a generated descriptor that matches its .proto fil
   }
 });
 
-const opts = { longs: String, enums: String, defaults: true, oneofs: true };
-const definition = fromJSON(descriptor as Parameters<typeof fromJSON>[0], opts);
-const runtime = definition['runtime.v1.RuntimeService'] as ServiceDefinition;
+// What the agent uses (lib/grpc/services.ts), checked below against @grpc/proto-loader's `fromJSON`.
+const service = lazyServices(descriptor);
+const runtime = service('runtime.v1.RuntimeService')();
 
 test('the descriptor declares the RPCs the client uses', () => {
-  const images = definition['runtime.v1.ImageService'] as ServiceDefinition;
+  const images = service('runtime.v1.ImageService')();
   for (const m of ['Version', 'RunPodSandbox', 'ListContainers', 'ExecSync', 'Exec', 'Status'])
     assert.ok(runtime[m], m);
   for (const m of ['ListImages', 'ImageStatus', 'PullImage']) assert.ok(images[m], m);
@@ -52,6 +52,43 @@ test('responses decode int64 as strings, enums as names and unset messages as nu
   assert.is(res.status.exitCode, 3);
   assert.is(res.status.image, null);
   assert.equal(res.status.labels, {});
+});
+
+test('the definitions encode and decode as @grpc/proto-loader does', () => {
+  const opts = { longs: String, enums: String, defaults: true, oneofs: true };
+  const loader = fromJSON(descriptor as Parameters<typeof fromJSON>[0], opts);
+  const theirs = loader['runtime.v1.RuntimeService'] as Record<string, (typeof runtime)[string]>;
+  for (const name of Object.keys(theirs)) {
+    const ours = runtime[name]!;
+    const m = theirs[name]!;
+    assert.is(ours.path, m.path, name);
+    assert.is(ours.requestStream, m.requestStream, name);
+    assert.is(ours.responseStream, m.responseStream, name);
+    assert.is(ours.originalName, m.originalName, name);
+  }
+  assert.equal(Object.keys(runtime).sort(), Object.keys(theirs).sort());
+  const req = {
+    config: {
+      metadata: { name: 'p', uid: 'u', namespace: 'n', attempt: 1 },
+      labels: { app: 'web' },
+      linux: { securityContext: { namespaceOptions: { network: 'NODE' } } },
+    },
+    runtimeHandler: '',
+  };
+  // The same message either way (protobufjs 8 leaves a proto3 field at its default off the wire,
+  // proto-loader's protobufjs 7 writes an empty string that was set: equal to a proto3 reader).
+  const ours = runtime.RunPodSandbox!.requestSerialize(req);
+  const wire = theirs.RunPodSandbox!.requestSerialize(req);
+  assert.equal(theirs.RunPodSandbox!.requestDeserialize(ours), theirs.RunPodSandbox!.requestDeserialize(wire));
+  assert.equal(runtime.RunPodSandbox!.requestDeserialize(wire), theirs.RunPodSandbox!.requestDeserialize(wire));
+  const status = theirs.ContainerStatus!.responseSerialize({
+    status: { id: 'c', state: 'CONTAINER_RUNNING', createdAt: '1700000000000000000', labels: { a: 'b' } },
+    info: { k: 'v' },
+  });
+  assert.equal(
+    runtime.ContainerStatus!.responseDeserialize(status),
+    theirs.ContainerStatus!.responseDeserialize(status),
+  );
 });
 
 test.run();
