@@ -12,9 +12,9 @@ export type {
 } from '#lib/kube/devices.ts';
 export { DEVICE_API_VERSION, DEVICE_GROUP, DEVICE_VERSION } from '#lib/kube/devices.ts';
 
-// ---- DMI wire shapes (proto-loader objects) ----
+// ---- DMI wire shapes (the objects lib/grpc/services.ts decodes) ----
 
-/** google.protobuf.Any as proto-loader hands it over. */
+/** google.protobuf.Any as lib/grpc/services.ts hands it over. */
 export interface PbAny {
   type_url: string;
   value: Buffer | Uint8Array;
