@@ -167,6 +167,12 @@ export function resolveServeConfig(
   // Paths handed to the runtime (volumes, log directories) must not depend on containerd's cwd.
   cfg.dataDir = resolve(cfg.dataDir);
   if (cfg.cloud) cfg.cloud = resolve(cfg.cloud);
+  // The cloud link's HTTP client (undici) parses HTTP with llhttp's WebAssembly, which node's
+  // --jitless (and --lite-mode, which implies it) removes; serving alone needs none.
+  if (cfg.cloud && !('WebAssembly' in globalThis))
+    throw new ConfigError(
+      '--cloud needs WebAssembly (the cloud link parses HTTP with it), which this runtime lacks: node runs with --jitless or --lite-mode; start it without them to join a cluster',
+    );
   parseListen(cfg.listen, 'listen' in given || !('listen' in fromEnv) ? '--listen' : 'OUTPOST_LISTEN');
   if (!!cfg.tlsCert !== !!cfg.tlsKey) throw new ConfigError('--tls-cert and --tls-key go together');
   if (cfg.clientCa && !cfg.tlsCert) throw new ConfigError('--client-ca needs TLS (--tls-cert and --tls-key)');
