@@ -22,22 +22,32 @@ const zodEnglishOnly = {
   },
 };
 
+/**
+ * Replaces `specifier` by `contents` (JavaScript) where a file under `node_modules/PKG/` (PKG of
+ * `importer`, a package name) imports it; every other importer gets the real module.
+ */
+const stubFor = (b, { specifier, importer, contents }) => {
+  const namespace = `stub-${importer}-${specifier}`;
+  const from = new RegExp(`[\\\\/]${importer.replace('/', '[\\\\/]')}[\\\\/]`);
+  const exact = new RegExp(`^${specifier.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}$`);
+  b.onResolve({ filter: exact }, (args) =>
+    from.test(args.importer) ? { path: specifier, namespace } : undefined,
+  );
+  b.onLoad({ filter: /.*/, namespace }, () => ({ contents, loader: 'js' }));
+};
+
 // Drizzle's better-sqlite3 driver imports better-sqlite3 to open a database by path; Outpost hands it
 // one opened by db/sqlite.ts (whose driver depends on the runtime), so that import is replaced by a
 // stub and the bundle has no static import left: Deno and Bun run dist/outpost.mjs by itself.
 const drizzleOpensNothing = {
   name: 'drizzle-opens-nothing',
   setup(b) {
-    b.onResolve({ filter: /^better-sqlite3$/ }, (args) =>
-      /[\\/]drizzle-orm[\\/]/.test(args.importer)
-        ? { path: 'better-sqlite3', namespace: 'drizzle-stub' }
-        : undefined,
-    );
-    b.onLoad({ filter: /.*/, namespace: 'drizzle-stub' }, () => ({
+    stubFor(b, {
+      specifier: 'better-sqlite3',
+      importer: 'drizzle-orm',
       contents:
         "export default class { constructor() { throw new Error('db/sqlite.ts opens the metabase'); } }",
-      loader: 'js',
-    }));
+    });
   },
 };
 
@@ -46,30 +56,30 @@ const drizzleOpensNothing = {
 // no request is one), and prom-client's Pushgateway's node:https and zlib (Outpost never pushes
 // metrics). Under the unit's V8 flags Node's built-ins lose their code cache and the three cost
 // about 17 ms of CPU at start (docs/performance.md). gRPC still loads node:http2 when the pod side
-// starts.
+// starts. And one library: prom-client's process CPU counters read the active OpenTelemetry span
+// for exemplars, which Outpost never enables (without an OpenTelemetry SDK the API answers "no
+// span" anyway); @opentelemetry/api's start kept about 98 KiB of heap (docs/performance.md).
 const noIdleBuiltins = {
   name: 'no-idle-builtins',
   setup(b) {
-    b.onResolve({ filter: /^node:http2$/ }, (args) =>
-      /[\\/]@hono[\\/]node-server[\\/]/.test(args.importer)
-        ? { path: 'http2', namespace: 'hono-http2-stub' }
-        : undefined,
-    );
-    b.onLoad({ filter: /.*/, namespace: 'hono-http2-stub' }, () => ({
+    stubFor(b, {
+      specifier: 'node:http2',
+      importer: '@hono/node-server',
       // NGHTTP2_NO_ERROR is HTTP/2's error code 0 (RFC 9113 7), used only on HTTP/2 streams.
       contents: 'export class Http2ServerRequest {}\nexport const constants = { NGHTTP2_NO_ERROR: 0 };',
-      loader: 'js',
-    }));
-    b.onResolve({ filter: /^\.\/lib\/pushgateway$/ }, (args) =>
-      /[\\/]prom-client[\\/]/.test(args.importer)
-        ? { path: 'pushgateway', namespace: 'pushgateway-stub' }
-        : undefined,
-    );
-    b.onLoad({ filter: /.*/, namespace: 'pushgateway-stub' }, () => ({
+    });
+    stubFor(b, {
+      specifier: './lib/pushgateway',
+      importer: 'prom-client',
       contents:
         "module.exports = class Pushgateway { constructor() { throw new Error('Outpost does not push metrics'); } };",
-      loader: 'js',
-    }));
+    });
+    stubFor(b, {
+      specifier: '@opentelemetry/api',
+      importer: 'prom-client',
+      contents:
+        'module.exports = { trace: { getSpan: () => undefined }, context: { active: () => undefined } };',
+    });
   },
 };
 

@@ -184,4 +184,16 @@ test('errors: a missing pod (1), a bad flag or format (2), a refused connection 
   assert.match(refused.stderr, 'The connection to the server 127.0.0.1:1 was refused');
 });
 
+test("the bundle's /metrics has Node's process metrics (prom-client with the build's stubs)", async () => {
+  const res = await fetch(`${agent!.url}/metrics`);
+  assert.is(res.status, 200);
+  const text = await res.text();
+  for (const name of [
+    'process_cpu_seconds_total',
+    'process_resident_memory_bytes',
+    'nodejs_eventloop_lag_seconds',
+  ])
+    assert.match(text, new RegExp(`^${name} \\d`, 'm'), name);
+});
+
 test.run();
