@@ -5,8 +5,8 @@
 // it Outpost uses, with the same results: `get` answers undefined for no row, rows are plain
 // objects, errors carry SQLite's code name (`SQLITE_FULL`, `SQLITE_CORRUPT`, ...).
 import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
 import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { type RuntimeName, runtime } from '#lib/runtime.ts';
 

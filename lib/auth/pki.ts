@@ -3,8 +3,8 @@
 // kubeconfig can carry its token over HTTPS (client-go sends tokens to https:// servers only).
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { hostname, networkInterfaces } from 'node:os';
 import { isIP } from 'node:net';
+import { hostname, networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { type AltNames, issueCertificate, newKey, type Subject } from '#lib/cloud/x509.ts';
 import type { TlsFiles } from './load.ts';

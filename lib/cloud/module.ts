@@ -44,7 +44,10 @@ export function cloudModule(o: CloudModuleOptions): ModuleSpec {
         nodeIP: o.nodeIP,
         runtime: o.runtime,
         ...(o.leaseDurationMs
-          ? { leaseDurationSeconds: Math.round(o.leaseDurationMs / 1000), renewIntervalMs: o.leaseDurationMs / 4 }
+          ? {
+              leaseDurationSeconds: Math.round(o.leaseDurationMs / 1000),
+              renewIntervalMs: o.leaseDurationMs / 4,
+            }
           : {}),
         ...(o.statusReportMs ? { statusMaxIntervalMs: o.statusReportMs } : {}),
         ...(o.metabaseFull ? { metabaseFull: o.metabaseFull } : {}),

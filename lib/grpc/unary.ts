@@ -1,5 +1,5 @@
-import { type Client, Metadata } from '@grpc/grpc-js';
 import type { MethodDefinition } from '@grpc/grpc-js';
+import { type Client, Metadata } from '@grpc/grpc-js';
 
 /**
  * One unary call with a deadline and no waitForReady, so a peer that is down fails at once with

@@ -284,7 +284,15 @@ export interface LightRequestInit {
   keepalive?: boolean;
 }
 
-const OPTIONS = ['redirect', 'credentials', 'mode', 'cache', 'referrer', 'referrerPolicy', 'integrity'] as const;
+const OPTIONS = [
+  'redirect',
+  'credentials',
+  'mode',
+  'cache',
+  'referrer',
+  'referrerPolicy',
+  'integrity',
+] as const;
 const OPTION_DEFAULTS: Record<(typeof OPTIONS)[number], string> = {
   redirect: 'follow',
   credentials: 'same-origin',
@@ -323,7 +331,9 @@ export class LightRequest extends LightBody {
       try {
         parsed = new URL(String(input));
       } catch {
-        throw new TypeError(`Request: cannot parse URL ${JSON.stringify(String(input))} (it must be absolute)`);
+        throw new TypeError(
+          `Request: cannot parse URL ${JSON.stringify(String(input))} (it must be absolute)`,
+        );
       }
       if (parsed.username || parsed.password)
         throw new TypeError('Request: a URL with credentials cannot make a request');
@@ -331,7 +341,8 @@ export class LightRequest extends LightBody {
     }
     let method = init.method ?? base?.method ?? 'GET';
     if (init.method !== undefined) {
-      if (!TOKEN.test(method)) throw new TypeError(`Request: ${JSON.stringify(method)} is not a valid HTTP method`);
+      if (!TOKEN.test(method))
+        throw new TypeError(`Request: ${JSON.stringify(method)} is not a valid HTTP method`);
       const upper = method.toUpperCase();
       if (FORBIDDEN_METHOD.has(upper)) throw new TypeError(`Request: the ${method} method is not allowed`);
       if (NORMALIZED.has(upper)) method = upper;
@@ -460,7 +471,8 @@ export class LightResponse extends LightBody {
     this.#statusText = statusText;
     this.#headers = new LightHeaders(init.headers);
     if (body != null) {
-      if (NULL_BODY_STATUS.has(status)) throw new TypeError(`Response: a ${status} response cannot have a body`);
+      if (NULL_BODY_STATUS.has(status))
+        throw new TypeError(`Response: a ${status} response cannot have a body`);
       const { source, type } = extract(body);
       if (type && !this.#headers.has('content-type')) this.#headers.set('content-type', type);
       this.setBody(source);
@@ -475,7 +487,8 @@ export class LightResponse extends LightBody {
   }
 
   static redirect(url: string | URL, status = 302): LightResponse {
-    if (!REDIRECT_STATUS.has(status)) throw new RangeError(`Response.redirect: ${status} is not a redirect status`);
+    if (!REDIRECT_STATUS.has(status))
+      throw new RangeError(`Response.redirect: ${status} is not a redirect status`);
     let location: string;
     try {
       location = new URL(String(url)).href;
@@ -490,7 +503,8 @@ export class LightResponse extends LightBody {
     if (text === undefined) throw new TypeError('Response.json: the data is not JSON serializable');
     const res = new LightResponse(text, { ...init, headers: init.headers ?? null });
     // The string's text/plain default is set only without a content type: JSON's replaces it.
-    if (!new LightHeaders(init.headers).has('content-type')) res.#headers.set('content-type', 'application/json');
+    if (!new LightHeaders(init.headers).has('content-type'))
+      res.#headers.set('content-type', 'application/json');
     return res;
   }
 
@@ -565,7 +579,9 @@ export function nodeClass(name: 'Headers' | 'Request' | 'Response'): unknown {
  */
 export function installFetchClasses(): boolean {
   const light = { Headers: LightHeaders, Request: LightRequest, Response: LightResponse };
-  const descriptors = Object.keys(light).map((name) => [name, Object.getOwnPropertyDescriptor(globalThis, name)] as const);
+  const descriptors = Object.keys(light).map(
+    (name) => [name, Object.getOwnPropertyDescriptor(globalThis, name)] as const,
+  );
   // Node's lazy globals are accessors until first read; Deno's and Bun's are plain values.
   if (!descriptors.every(([, d]) => d?.get)) return false;
   for (const [name, d] of descriptors) {

@@ -6,10 +6,10 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { test } from 'uvu';
-import * as assert from 'uvu/assert';
 import { Writable } from 'node:stream';
 import pino from 'pino';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
 import { createToken } from '#lib/auth/tokens.ts';
 import { newKey, selfSignedCertificate } from '#lib/cloud/x509.ts';
 import type { AuditRecord } from '#lib/store/audit.ts';

@@ -79,8 +79,14 @@ test('the definitions encode and decode as @grpc/proto-loader does', () => {
   // proto-loader's protobufjs 7 writes an empty string that was set: equal to a proto3 reader).
   const ours = runtime.RunPodSandbox!.requestSerialize(req);
   const wire = theirs.RunPodSandbox!.requestSerialize(req);
-  assert.equal(theirs.RunPodSandbox!.requestDeserialize(ours), theirs.RunPodSandbox!.requestDeserialize(wire));
-  assert.equal(runtime.RunPodSandbox!.requestDeserialize(wire), theirs.RunPodSandbox!.requestDeserialize(wire));
+  assert.equal(
+    theirs.RunPodSandbox!.requestDeserialize(ours),
+    theirs.RunPodSandbox!.requestDeserialize(wire),
+  );
+  assert.equal(
+    runtime.RunPodSandbox!.requestDeserialize(wire),
+    theirs.RunPodSandbox!.requestDeserialize(wire),
+  );
   const status = theirs.ContainerStatus!.responseSerialize({
     status: { id: 'c', state: 'CONTAINER_RUNNING', createdAt: '1700000000000000000', labels: { a: 'b' } },
     info: { k: 'v' },

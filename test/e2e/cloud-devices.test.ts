@@ -15,13 +15,13 @@ import type { VirtualMapper } from '#lib/dmi/virtual-mapper.ts';
 import type { Device } from '#lib/kube/devices.ts';
 import {
   captureLogger,
-  kubectl as localKubectl,
   type LogLine,
+  kubectl as localKubectl,
   startTestAgent,
   type TestAgent,
 } from '../helpers/agent.ts';
 import { cloudLabOrSkip } from '../helpers/cloud.ts';
-import { api, MODEL, device as deviceYaml, startMapper } from '../helpers/devices.ts';
+import { api, device as deviceYaml, MODEL, startMapper } from '../helpers/devices.ts';
 import { waitFor } from '../helpers/lab.ts';
 
 const FILE = 'test/e2e/cloud-devices.test.ts';

@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert';
 import type { CriClient } from '#lib/cri/client.ts';
 import type { Image } from '#lib/cri/types.ts';
 import { internal, notFound } from '#lib/kube/status.ts';
-import { ImageError, type ImagePullMode, ImagePuller } from '#lib/pods/worker/images.ts';
+import { ImageError, ImagePuller, type ImagePullMode } from '#lib/pods/worker/images.ts';
 
 // A fake runtime in a unit test only; the e2e suite (test/e2e/offline-images.test.ts) runs it on containerd.
 const REFUSED =

@@ -1,8 +1,8 @@
 import type { CriClient } from '#lib/cri/client.ts';
 import { isRegistryUnreachable, unreachableCause } from '#lib/cri/pull-errors.ts';
 import type { Image } from '#lib/cri/types.ts';
-import type { Container } from '#lib/kube/types.ts';
 import { timeout } from '#lib/kube/status.ts';
+import type { Container } from '#lib/kube/types.ts';
 import { backoffDelay } from '#lib/supervisor/backoff.ts';
 
 /** Why a container's image is not there: the waiting reason kubelet shows, and its message. */

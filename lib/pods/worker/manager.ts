@@ -10,7 +10,7 @@ import { fingerprint, groupByPod, type RuntimePod } from '../runtime/view.ts';
 import { podSpecHash } from '../spec/container-config.ts';
 import { referencedObjects, TOKEN_KIND } from '../spec/references.ts';
 import { collectGarbage } from './gc.ts';
-import { type ImagePullMode, ImagePuller } from './images.ts';
+import { ImagePuller, type ImagePullMode } from './images.ts';
 import { PodWorker, type Prober } from './pod-worker.ts';
 import type { RestartRequests } from './restart-requests.ts';
 import { isCritical } from './sandbox.ts';
