@@ -15,7 +15,7 @@ import type { ContainerConfig, ContainerFilter, PodSandboxConfig, PodSandboxFilt
 import { prepareSocket } from '#lib/dmi/socket.ts';
 import { FakeCriError, FakeRuntime } from './runtime.ts';
 
-const defs = fromJSON(descriptor as Parameters<typeof fromJSON>[0], {
+const defs = fromJSON(descriptor() as Parameters<typeof fromJSON>[0], {
   longs: String,
   enums: String,
   defaults: false,

@@ -33,13 +33,15 @@ const deserializer =
  * heap the agent kept for its lifetime. Unset messages decode as null, int64 as strings, enums as
  * names, every field present.
  */
-export function lazyServices(descriptor: Record<string, unknown>): (name: string) => () => ServiceDefinition {
+export function lazyServices(
+  descriptor: () => Record<string, unknown>,
+): (name: string) => () => ServiceDefinition {
   let root: Namespace | undefined;
   const services = new Map<string, ServiceDefinition>();
   return (name) => () => {
     let service = services.get(name);
     if (service) return service;
-    root ??= protobuf.Root.fromJSON(descriptor as INamespace).resolveAll();
+    root ??= protobuf.Root.fromJSON(descriptor() as INamespace).resolveAll();
     const methods: Record<string, MethodDefinition<object, object>> = {};
     for (const m of root.lookupService(name).methodsArray) {
       const req = m.resolvedRequestType as Type;

@@ -56,7 +56,7 @@ test('responses decode int64 as strings, enums as names and unset messages as nu
 
 test('the definitions encode and decode as @grpc/proto-loader does', () => {
   const opts = { longs: String, enums: String, defaults: true, oneofs: true };
-  const loader = fromJSON(descriptor as Parameters<typeof fromJSON>[0], opts);
+  const loader = fromJSON(descriptor() as Parameters<typeof fromJSON>[0], opts);
   const theirs = loader['runtime.v1.RuntimeService'] as Record<string, (typeof runtime)[string]>;
   for (const name of Object.keys(theirs)) {
     const ours = runtime[name]!;
