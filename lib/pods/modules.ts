@@ -205,7 +205,7 @@ export function podModules(o: PodModulesOptions): PodModules {
     },
     refreshAll,
     stopWatching() {
-      finder.stop();
+      finder.close();
       reach.close();
     },
     close() {

@@ -66,6 +66,29 @@ test('polls every second; only existing sockets are asked; the first that answer
   }
 });
 
+test('a closed finder stays stopped: start() after close() (a module failing as the agent stops) polls nothing', async () => {
+  const clock = new ManualClock(0);
+  const asked: string[] = [];
+  const finder = new RuntimeFinder({
+    candidates: ['tcp://127.0.0.1:1'], // not a unix socket: always asked
+    clock,
+    answers: async (e) => {
+      asked.push(e);
+      return false;
+    },
+    found: () => {},
+  });
+  finder.start();
+  await clock.advanceAsync(1_000);
+  assert.ok(asked.length > 0, 'polls while started');
+  finder.close();
+  const before = asked.length;
+  finder.start();
+  await clock.advanceAsync(5_000);
+  assert.is(asked.length, before, 'nothing asked after close');
+  assert.is(clock.pending, 0, 'no timer left');
+});
+
 test('unreachable-runtime errors are recognised (logged quietly by the supervisor)', () => {
   assert.ok(
     isRuntimeUnreachable(new Error('container runtime at unix:///x is unavailable: connect ENOENT /x')),

@@ -58,14 +58,15 @@ export class RuntimeFinder {
   #timer: Timer | undefined;
   #running = false;
   #busy = false;
+  #closed = false;
 
   constructor(o: RuntimeFinderOptions) {
     this.#o = o;
   }
 
-  /** Starts watching (no-op when already watching). */
+  /** Starts watching (no-op when already watching, or closed). */
   start(): void {
-    if (this.#running) return;
+    if (this.#running || this.#closed) return;
     this.#running = true;
     this.#schedule(0);
   }
@@ -74,6 +75,16 @@ export class RuntimeFinder {
     this.#running = false;
     if (this.#timer) this.#o.clock.clearTimeout(this.#timer);
     this.#timer = undefined;
+  }
+
+  /**
+   * Stops for good: the runtime module, failing to connect as the agent stops, calls start() again,
+   * and a finder started then would poll on after the agent closed (its timer alone kept a process
+   * alive that had nothing else left).
+   */
+  close(): void {
+    this.#closed = true;
+    this.stop();
   }
 
   #schedule(ms: number): void {
