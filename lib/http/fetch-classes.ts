@@ -143,17 +143,6 @@ function extract(body: unknown): { source: Source; type: string | null } {
   return { source: String(body), type: 'text/plain;charset=UTF-8' };
 }
 
-const concat = (chunks: Uint8Array[], length: number): Uint8Array => {
-  if (chunks.length === 1) return chunks[0]!;
-  const out = new Uint8Array(length);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.byteLength;
-  }
-  return out;
-};
-
 const unusable = () => new TypeError('Body is unusable: it has already been read');
 
 /** The body half of Request and Response: read once, by any of the reading methods. */
@@ -213,7 +202,7 @@ abstract class LightBody {
       chunks.push(chunk);
       length += chunk.byteLength;
     }
-    return concat(chunks, length);
+    return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, length);
   }
 
   async text(): Promise<string> {
@@ -501,11 +490,9 @@ export class LightResponse extends LightBody {
   static json(data: unknown, init: LightResponseInit = {}): LightResponse {
     const text = JSON.stringify(data);
     if (text === undefined) throw new TypeError('Response.json: the data is not JSON serializable');
-    const res = new LightResponse(text, { ...init, headers: init.headers ?? null });
-    // The string's text/plain default is set only without a content type: JSON's replaces it.
-    if (!new LightHeaders(init.headers).has('content-type'))
-      res.#headers.set('content-type', 'application/json');
-    return res;
+    const headers = new LightHeaders(init.headers);
+    if (!headers.has('content-type')) headers.set('content-type', 'application/json');
+    return new LightResponse(text, { ...init, headers });
   }
 
   protected get contentType(): string | null {
