@@ -117,9 +117,9 @@ export class CriClient {
     return res.podSandboxId;
   }
 
-  /** Stops a sandbox, killing its containers; idempotent. */
-  async stopPodSandbox(id: string): Promise<void> {
-    await this.call(runtime, 'StopPodSandbox', { podSandboxId: id }, sandbox(id));
+  /** Stops a sandbox, killing its containers; idempotent. `signal` cancels the call. */
+  async stopPodSandbox(id: string, signal?: AbortSignal): Promise<void> {
+    await this.call(runtime, 'StopPodSandbox', { podSandboxId: id }, sandbox(id), this.timeoutMs, signal);
   }
 
   /** Removes a sandbox and its containers; idempotent. */
@@ -152,11 +152,12 @@ export class CriClient {
     await this.call(runtime, 'StartContainer', { containerId: id }, container(id));
   }
 
-  /** Signals the container's stop signal and kills it after `timeoutSeconds`; idempotent. */
-  async stopContainer(id: string, timeoutSeconds: number): Promise<void> {
+  /** Signals the container's stop signal and kills it after `timeoutSeconds`; idempotent. `signal` cancels the call. */
+  async stopContainer(id: string, timeoutSeconds: number, signal?: AbortSignal): Promise<void> {
     // The runtime answers once the container is gone, so the deadline covers the grace period.
     const req = { containerId: id, timeout: timeoutSeconds };
-    await this.call(runtime, 'StopContainer', req, container(id), this.timeoutMs + timeoutSeconds * 1000);
+    const timeoutMs = this.timeoutMs + timeoutSeconds * 1000;
+    await this.call(runtime, 'StopContainer', req, container(id), timeoutMs, signal);
   }
 
   /** Removes a container, killing it first if it runs; idempotent. */
@@ -233,10 +234,11 @@ export class CriClient {
     req: object,
     target?: Target,
     timeoutMs = this.timeoutMs,
+    signal?: AbortSignal,
   ) {
     const started = performance.now();
     const seconds = () => (performance.now() - started) / 1000;
-    return unaryCall<Res>(this.client, svc()[method]!, req, timeoutMs).then(
+    return unaryCall<Res>(this.client, svc()[method]!, req, timeoutMs, signal).then(
       (res) => {
         const took = seconds();
         this.onCall?.(method, 'OK', took);

@@ -172,6 +172,9 @@ export function podModules(o: PodModulesOptions): PodModules {
         dataDir: o.dataDir,
         restarts,
         imagePull: o.imagePull,
+        // An abort cancels the runtime stop calls in flight (a long grace period), so the run
+        // returns promptly instead of being abandoned after the supervisor's settle timeout.
+        signal: ctx.signal,
       });
       // Probe callbacks may fire during the first syncs: the manager must be reachable before start().
       pods = manager;

@@ -39,6 +39,11 @@ export interface PodManagerOptions {
   criticalFirstMs?: number;
   /** A pull that cannot reach the registry: start from the local image (default) or fail (strict). */
   imagePull?: ImagePullMode;
+  /**
+   * Aborts when the agent stops (the pods module's signal): runtime stop calls in flight are
+   * cancelled, so stop() does not wait out a pod's grace period.
+   */
+  signal?: AbortSignal | undefined;
 }
 
 interface Slot {
@@ -101,6 +106,7 @@ export class PodManager {
       wakeAt: (uid, at) => this.#wakeAt(uid, at),
       restarts: o.restarts,
       writes: this.#writes,
+      signal: o.signal,
     });
   }
 
@@ -200,6 +206,15 @@ export class PodManager {
       if (rt) this.#known.set(uid, { fingerprint: fingerprint(rt), at: ++this.#seq });
       else this.#known.delete(uid);
     } catch (err) {
+      if (this.#o.signal?.aborted) {
+        // Cancelled by the agent stopping, not a failure: what the pass did not finish (a pod
+        // being deleted stays marked deleting) the next start does again.
+        this.#o.log.info(
+          { pod: `${rec.namespace}/${rec.name}` },
+          'pod sync cancelled: the agent is stopping',
+        );
+        return;
+      }
       this.#o.log.warn({ err, pod: `${rec.namespace}/${rec.name}` }, 'pod sync failed');
       this.#o.onError?.(err);
       this.#wakeAt(uid, this.#o.clock.now() + 2000);

@@ -56,6 +56,11 @@ export interface WorkerDeps {
   restarts?: RestartRequests | undefined;
   /** Where status and event writes go, so that a burst of them costs one commit. */
   writes: WriteBatch;
+  /**
+   * Aborts when the agent stops: cancels the runtime stop calls in flight (a grace period can be
+   * long), so a pod being deleted does not hold the shutdown; it stays marked deleting.
+   */
+  signal?: AbortSignal | undefined;
 }
 
 type Event = (type: 'Normal' | 'Warning', reason: string, message: string, container?: string) => void;
@@ -189,7 +194,7 @@ export class PodWorker {
             !isHostNetwork(pod) ||
             rt.containers.some((c) => c.podSandboxId === s.id && c.state !== 'CONTAINER_EXITED')
           ) {
-            await this.#d.cri.stopPodSandbox(s.id);
+            await this.#d.cri.stopPodSandbox(s.id, this.#d.signal);
             touched = true;
           }
         }
@@ -266,7 +271,7 @@ export class PodWorker {
           const probe = this.#condemned.get(cur.id);
           this.#condemned.delete(cur.id);
           event('Normal', 'Killing', `Container ${c.name} failed ${probe} probe, will be restarted`, c.name);
-          await this.#d.cri.stopContainer(cur.id, grace(pod));
+          await this.#d.cri.stopContainer(cur.id, grace(pod), this.#d.signal);
           this.#statuses.forget(cur.id);
           touched = true;
           // The exit is this pass's own doing, so no relist will report it: restart in a next pass.
@@ -601,14 +606,19 @@ export class PodWorker {
         .map(async (c) => {
           const name = c.metadata?.name ?? '';
           event('Normal', 'Killing', `Stopping container ${name}`, name);
-          await this.#d.cri.stopContainer(c.id, g);
+          await this.#d.cri.stopContainer(c.id, g, this.#d.signal);
         }),
     );
-    for (const s of rt.sandboxes) if (s.state === 'SANDBOX_READY') await this.#d.cri.stopPodSandbox(s.id);
+    for (const s of rt.sandboxes)
+      if (s.state === 'SANDBOX_READY') await this.#d.cri.stopPodSandbox(s.id, this.#d.signal);
     this.#d.prober.stopPod(rec.uid);
   }
 
-  /** A pod marked for deletion: stop it within its grace period, remove it from the runtime and the metabase. */
+  /**
+   * A pod marked for deletion: stop it within its grace period, remove it from the runtime and the
+   * metabase. Cancelled stops (the agent stopping) throw before anything is written or removed: the
+   * pod stays marked deleting and the next start terminates it again.
+   */
   async #terminate(rec: PodRecord, rt: RuntimePod, event: Event): Promise<void> {
     await this.#killAll(rec, rt, event);
     // A cloud pod's last status (containers terminated, a terminal phase) reaches the cloud before
