@@ -57,6 +57,8 @@ export interface OutpostProcess {
   ready(timeoutMs?: number): Promise<void>;
   /** SIGKILL, then waits for the exit. */
   kill9(): Promise<void>;
+  /** SIGTERM (a graceful shutdown), then waits for the exit; resolves with the exit code. */
+  term(): Promise<number | null>;
 }
 
 export interface OutpostOptions {
@@ -104,7 +106,7 @@ export async function spawnOutpost(o: OutpostOptions): Promise<OutpostProcess> {
     logs += d;
     if (keep) appendFileSync(join(keep, `outpost-${child.pid}.log`), d);
   });
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
   const gone = () => child.exitCode !== null || child.signalCode !== null;
   const poll = async (path: string, timeoutMs: number) => {
     for (const end = Date.now() + timeoutMs; ; await new Promise((r) => setTimeout(r, 20))) {
@@ -143,6 +145,10 @@ export async function spawnOutpost(o: OutpostOptions): Promise<OutpostProcess> {
     async kill9() {
       if (!gone()) child.kill('SIGKILL');
       await exited;
+    },
+    term() {
+      if (!gone()) child.kill('SIGTERM');
+      return exited;
     },
   };
 }
