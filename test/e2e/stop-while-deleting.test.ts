@@ -3,7 +3,7 @@
 // ignores SIGTERM is deleted, the agent gets SIGTERM while it waits in StopContainer and exits
 // without the supervisor abandoning the pods module (`module ignored abort`, after 10 s); the pod
 // stays marked deleting in the metabase, and the next start finishes the deletion.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -12,7 +12,7 @@ import * as assert from 'uvu/assert';
 import { CriClient } from '#lib/cri/client.ts';
 import type { Pod } from '#lib/kube/types.ts';
 import type { Event } from '#lib/store/events.ts';
-import { labOrSkip, removeSandboxes, waitFor } from '../helpers/lab.ts';
+import { endLabSuite, labOrSkip, waitFor } from '../helpers/lab.ts';
 import { ensureBundle, type OutpostProcess, spawnOutpost } from '../helpers/outpost-process.ts';
 
 const lab = await labOrSkip('test/e2e/stop-while-deleting.test.ts');
@@ -109,11 +109,8 @@ if (lab) {
   });
 
   test.after(async () => {
-    for (const p of started) await p.kill9();
-    await removeSandboxes(cri, ns);
-    cri.close();
-    rmSync(dir, { recursive: true, force: true });
-    await lab.stop();
+    const agent = { stop: async () => void (await Promise.all(started.map((p) => p.kill9()))) };
+    await endLabSuite({ agent, cri, ns, dir, lab });
   });
 }
 
