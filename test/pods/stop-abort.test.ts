@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ServerUnaryCall, sendUnaryData } from '@grpc/grpc-js';
-import { Server, ServerCredentials, status } from '@grpc/grpc-js';
+import { Client, credentials, Server, ServerCredentials, status } from '@grpc/grpc-js';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { openMetabase } from '#db/open.ts';
@@ -138,9 +138,8 @@ function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
 test('unaryCall: an abort cancels the call in flight; an aborted signal cancels it at once', async () => {
   const fake = new FakeCri();
   const port = await fake.listen();
-  const cri = new CriClient({ endpoint: `127.0.0.1:${port}` });
+  const client = new Client(`127.0.0.1:${port}`, credentials.createInsecure());
   try {
-    const client = (cri as unknown as { client: import('@grpc/grpc-js').Client }).client;
     const def = runtimeService().StopContainer!;
     const ac = new AbortController();
     const pending = unaryCall(client, def, { containerId: 'c1', timeout: 3600 }, 3_600_000, ac.signal).then(
@@ -170,7 +169,7 @@ test('unaryCall: an abort cancels the call in flight; an aborted signal cancels 
     );
     assert.ok(isGrpcError(early) && early.code === status.CANCELLED, String(early));
   } finally {
-    cri.close();
+    client.close();
     fake.server.forceShutdown();
   }
 });
