@@ -4,9 +4,12 @@
 // `await import()` and code shared between them). A command compiles only the entry and the chunks
 // it loads, not all of Outpost (docs/performance.md). Only the native better-sqlite3 addon stays
 // external (on Node it must sit in node_modules beside the bundle; Deno and Bun use their built-in
-// SQLite and need nothing beside it).
+// SQLite and need nothing beside it). Node's `serve` runs from one script instead (the serve
+// script, below), which requires three packages it rarely runs from files of their own
+// (dist/chunks/vendor-*.cjs).
 import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { createRequire } from 'node:module';
+import { basename, dirname, join, relative } from 'node:path';
 import { build } from 'esbuild';
 
 // zod bundles every locale's error messages (~250 KiB minified) for `z.config(z.locales.xx())`;
@@ -83,15 +86,76 @@ const noIdleBuiltins = {
   },
 };
 
+// Third-party packages that `serve` runs only with an option or a request: mqtt (only with
+// `--mqtt`, with its streams, socks and caches), ws (the first exec, attach or port-forward) and
+// @grpc/proto-loader with its protobufjs 7 (grpc-js requires it only for channelz and ORCA, which
+// Outpost never uses). V8 keeps a script's whole source resident, so in the serve script they cost
+// memory in every agent (docs/performance.md). Each is built alone into
+// dist/chunks/vendor-NAME-HASH.cjs (its CommonJS entry, as Node's `require` resolves it) and the
+// serve script keeps only a `require` of that file where the package is first used. Only pure
+// third-party packages that share no state with Outpost's modules belong here: a module of Outpost
+// must stay one instance, in the serve script.
+const VENDOR = { mqtt: 'mqtt', ws: 'ws', 'grpc-proto-loader': '@grpc/proto-loader' };
+const CHUNKS = 'dist/chunks';
+const started = Date.now();
+const vendorResults = await Promise.all(
+  Object.entries(VENDOR).map(async ([name, pkg]) => {
+    const entry = createRequire(join(process.cwd(), 'package.json')).resolve(pkg);
+    const r = await build({
+      entryPoints: { [`vendor-${name}`]: entry },
+      outdir: 'dist',
+      outExtension: { '.js': '.cjs' },
+      entryNames: 'chunks/[name]-[hash]',
+      bundle: true,
+      platform: 'node',
+      target: 'node20.18',
+      format: 'cjs',
+      minify: true,
+      keepNames: false,
+      sourcemap: 'linked',
+      legalComments: 'none',
+      metafile: true,
+      logLevel: 'warning',
+    });
+    const file = Object.keys(r.metafile.outputs).find((f) => f.endsWith('.cjs'));
+    if (r.metafile.inputs[relative(process.cwd(), entry)]?.format !== 'cjs') {
+      console.error(`${pkg}: its entry ${entry} is not CommonJS; a vendor file must be what require gives`);
+      process.exit(1);
+    }
+    return { pkg, entry, file, metafile: r.metafile };
+  }),
+);
+const vendorFiles = vendorResults.map((v) => v.file);
+// In the serve build, each package above resolves to its vendor file (external: the serve script
+// requires it from its own folder, lib/cli/code-cache.ts gives it a require made for its path).
+const vendorRequires = {
+  name: 'vendor-requires',
+  setup(b) {
+    for (const v of vendorResults) {
+      const exact = new RegExp(`^${v.pkg.replace(/[/.]/g, '\\$&')}$`);
+      b.onResolve({ filter: exact }, async (args) => {
+        if (args.pluginData === 'vendor') return undefined;
+        // The importer must get the same copy of the package as the vendor file holds.
+        const real = await b.resolve(args.path, {
+          kind: 'require-call',
+          resolveDir: args.resolveDir,
+          pluginData: 'vendor',
+        });
+        if (real.path !== v.entry)
+          return { errors: [{ text: `${args.importer} resolves ${v.pkg} to ${real.path}, not ${v.entry}` }] };
+        return { path: `./${basename(v.file)}`, external: true };
+      });
+    }
+  },
+};
+
 const ENTRY = 'dist/outpost.mjs';
 const BANNER =
   "import { createRequire as __outpostRequire } from 'node:module'; const require = __outpostRequire(import.meta.url);";
 // `require` as a free name: not a property (`.require`), not inside a word, a string or a flag
 // (`"require"`, `--require`). Anything else keeps the banner, so a doubt keeps it.
 const FREE_REQUIRE = /(?<![.\w$"'`-])require(?![\w$])/;
-const CHUNKS = 'dist/chunks';
 
-const started = Date.now();
 // The serve script (lib/cli/serve-script.ts): `outpost serve` and all it loads as one function
 // expression, which bin/outpost.ts compiles with a V8 code cache on Node (lib/cli/code-cache.ts);
 // ES modules get none on Node 20. Named by content, as the chunks: a cache names the script it is of.
@@ -119,7 +183,7 @@ const serveResult = await build({
   footer: { js: '})' },
   metafile: true,
   logLevel: 'warning',
-  plugins: [zodEnglishOnly, drizzleOpensNothing, noIdleBuiltins],
+  plugins: [zodEnglishOnly, drizzleOpensNothing, noIdleBuiltins, vendorRequires],
 });
 const serveScript = Object.keys(serveResult.metafile.outputs).find((f) => f.endsWith('.mjs'));
 const result = await build({
@@ -151,7 +215,7 @@ chmodSync(ENTRY, 0o755);
 const outputs = Object.keys(result.metafile.outputs).filter((f) => f.endsWith('.mjs'));
 // The serve script is read as Latin-1 (lib/cli/code-cache.ts): ASCII only, checked below.
 // Chunks of earlier builds: nothing refers to them any more.
-const current = new Set([...outputs, serveScript]);
+const current = new Set([...outputs, serveScript, ...vendorFiles]);
 for (const f of existsSync(CHUNKS) ? readdirSync(CHUNKS) : [])
   if (!current.has(`${CHUNKS}/${f}`) && !current.has(`${CHUNKS}/${f.replace(/\.map$/, '')}`))
     rmSync(join(CHUNKS, f));
@@ -176,20 +240,28 @@ for (const file of outputs) {
     process.exit(1);
   }
 }
-{
-  const bytes = readFileSync(serveScript);
+// The vendor files as well: ASCII, as every other output.
+for (const file of [serveScript, ...vendorFiles]) {
+  const bytes = readFileSync(file);
   const at = bytes.findIndex((b) => b > 0x7f);
   if (at >= 0) {
     const near = JSON.stringify(bytes.subarray(Math.max(0, at - 60), at + 20).toString('utf8'));
-    console.error(`${serveScript}: a byte above 0x7f near ${near}: the serve script must be ASCII`);
+    console.error(
+      `${file}: a byte above 0x7f near ${near}: the serve script and its vendor files must be ASCII`,
+    );
     process.exit(1);
   }
 }
 // Which input costs how many bytes of which output (before the banners were dropped): `node scripts/bundle-cost.mjs` reads this.
 writeFileSync('dist/outpost.meta.json', JSON.stringify(result.metafile));
+// The serve script's own: which packages it holds (test/build/vendor.test.ts checks the vendor ones stay out).
+writeFileSync('dist/serve-script.meta.json', JSON.stringify(serveResult.metafile));
 const kib = (f) => (result.metafile.outputs[f].bytes / 1024).toFixed(0);
 const total = outputs.reduce((n, f) => n + result.metafile.outputs[f].bytes, 0);
 const serveKib = (serveResult.metafile.outputs[serveScript].bytes / 1024).toFixed(0);
+const vendorKib = vendorResults
+  .map((v) => `${basename(v.file)} ${(v.metafile.outputs[v.file].bytes / 1024).toFixed(0)} KiB`)
+  .join(', ');
 console.log(
-  `built ${ENTRY} (${kib(ENTRY)} KiB) and ${outputs.length - 1} chunks in ${CHUNKS} (${(total / 1024).toFixed(0)} KiB in all), and the serve script ${serveScript} (${serveKib} KiB) in ${Date.now() - started} ms`,
+  `built ${ENTRY} (${kib(ENTRY)} KiB) and ${outputs.length - 1} chunks in ${CHUNKS} (${(total / 1024).toFixed(0)} KiB in all), and the serve script ${serveScript} (${serveKib} KiB) with its vendor files ${vendorKib}, in ${Date.now() - started} ms`,
 );

@@ -1,5 +1,5 @@
 // `npm run release`: one build, then per architecture a tarball with the bundle (the entry
-// outpost.mjs and its chunks/*.mjs, scripts/build.mjs), better-sqlite3's
+// outpost.mjs and its chunks/*.mjs and *.cjs, scripts/build.mjs), better-sqlite3's
 // addon cross-compiled for each supported Node ABI, the systemd unit and the install script:
 // release/outpost-<version>-linux-<arch>.tar.gz and release/SHA256SUMS.
 //
@@ -54,9 +54,10 @@ if (!args.includes('--no-build')) {
 }
 const bundle = join(root, 'dist/outpost.mjs');
 if (!existsSync(bundle)) throw new Error('dist/outpost.mjs is missing: run npm run build');
-// The chunks the entry imports, statically or when a command needs them (no source maps).
+// The chunks the entry imports, statically or when a command needs them, and the vendor files the
+// serve script requires when it first uses their package (*.cjs); no source maps.
 const chunksDir = join(root, 'dist/chunks');
-const chunks = readdirSync(chunksDir).filter((f) => f.endsWith('.mjs'));
+const chunks = readdirSync(chunksDir).filter((f) => f.endsWith('.mjs') || f.endsWith('.cjs'));
 
 // Addons: one build per architecture (each compiles SQLite once, then better-sqlite3 per Node ABI),
 // as many at once as there are cores; a cold build takes minutes, so progress is printed per step

@@ -32,6 +32,8 @@ const root = join(import.meta.dirname, '../..');
 const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string };
 // Under emulation on a loaded 2-core machine a start takes tens of seconds; wait minutes.
 const START_MS = 300_000;
+/** What the release's chunks/ carries: the entry's chunks and the serve script's vendor files. */
+const isChunk = (f: string) => f.endsWith('.mjs') || f.endsWith('.cjs');
 const WAIT_MS = 180_000;
 
 // Every architecture by default (npm test and CI); OUTPOST_RELEASE_TEST_ARCH=arm64,... narrows it
@@ -110,9 +112,10 @@ if (missing.length > 0) {
         [name],
       );
       const want = ['outpost.mjs', 'install.sh', 'outpost.service', 'node_modules/bindings/bindings.js'];
-      // The entry's chunks (scripts/build.mjs): every one the build made, no source maps.
+      // The entry's chunks and the serve script's vendor files (scripts/build.mjs): every one the
+      // build made, no source maps.
       for (const f of readdirSync(join(root, 'dist/chunks')))
-        if (f.endsWith('.mjs')) want.push(`chunks/${f}`);
+        if (isChunk(f)) want.push(`chunks/${f}`);
         else assert.ok(!files.includes(`${name}/chunks/${f}\n`), `${f} is not in ${name}.tar.gz`);
       for (const node of t.nodes)
         want.push(
@@ -249,8 +252,30 @@ if (missing.length > 0) {
         reinstall();
         assert.ok(!existsSync(join(prefix, 'chunks/chunk-OLD.mjs')), 'two releases back is gone');
         for (const f of readdirSync(join(root, 'dist/chunks')))
-          if (f.endsWith('.mjs')) assert.ok(existsSync(join(prefix, 'chunks', f)), f);
+          if (isChunk(f)) assert.ok(existsSync(join(prefix, 'chunks', f)), f);
       });
+
+    step(`the serve script's vendor files load with the board's Node`, () => {
+      // Required only when serve first uses mqtt, ws or proto-loader: loaded here from the install.
+      const vendor = readdirSync(join(prefix, 'chunks')).filter((f) => /^vendor-.*\.cjs$/.test(f));
+      assert.equal(vendor.map((f) => f.replace(/-[A-Z0-9]+\.cjs$/, '')).sort(), [
+        'vendor-grpc-proto-loader',
+        'vendor-mqtt',
+        'vendor-ws',
+      ]);
+      // A function each package's require gives, in the order of the sorted names above.
+      const has = ['loadSync', 'connect', 'WebSocketServer'];
+      const files = [...vendor].sort();
+      const code = `const dir = process.argv[1];
+const got = ${JSON.stringify(files)}.map((f, i) => typeof require(dir + '/' + f)[${JSON.stringify(has)}[i]]);
+process.stdout.write(JSON.stringify(got));`;
+      const r = spawnSync(cmd[0]!, [...cmd.slice(1), '-e', code, join(prefix, 'chunks')], {
+        encoding: 'utf8',
+        timeout: WAIT_MS,
+      });
+      assert.is(r.status, 0, r.stderr);
+      assert.equal(JSON.parse(r.stdout), ['function', 'function', 'function']);
+    });
 
     step(`the metabase is created and migrated, the manifests load`, async () => {
       await start(true);
