@@ -16,7 +16,7 @@
 // runtime). BENCH_ROUNDS (default 3) rounds of the pod phase, BENCH_STARTS (default 10) spawns per timing row,
 // OUTPOST_BUNDLE (default dist/outpost.mjs), BENCH_PARTS (default memory,start,cli: which groups of
 // rows to measure, so work on one part can re-measure it alone). The agent runs as
-// deploy/outpost.service and `outpost supervise` run it: with their V8 sizes (SMALL_HEAP_FLAGS;
+// deploy/outpost.service and `outpost supervise` run it: with their V8 sizes (SMALL_BOARD_FLAGS;
 // BENCH_NODE_FLAGS replaces them, empty for none) and malloc settings (SMALL_MALLOC_ENV;
 // BENCH_MALLOC=glibc leaves glibc's defaults).
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
@@ -32,6 +32,7 @@ import { freePort } from '../test/helpers/outpost-process.ts';
 import {
   AGENT_SETTINGS,
   agentEnv,
+  cpuSeconds,
   median,
   NODE_FLAGS,
   printTable,
@@ -152,6 +153,8 @@ interface PodRound {
   idle: number;
   rss20: number;
   rss100: number;
+  /** CPU of the agent at 20 pods over the settled window, % of one core. */
+  cpu20: number;
 }
 
 const lab = await startLab({ dir: LAB_DIR, keep: true, log: () => {} });
@@ -208,16 +211,22 @@ async function podRound(r: number): Promise<PodRound> {
       kubectl(['-n', NS, 'logs', '-f', 'fp-000'], join(dir, 'data')),
       kubectl(['get', 'pods', '-A', '-w']),
     );
-    await sleep(12_000); // every probe has run at least once more; the clients are streaming
+    await sleep(2_000); // the clients are connected and streaming
+    // CPU over the next 15 s: every pod's two probes run at least once (every 10 s), the log
+    // follower gets a line a second, the watcher every status change.
+    const cpu0 = cpuSeconds(o.child.pid!);
+    const t0 = performance.now();
+    await sleep(10_000);
     // A client refused (403, say) exits at once, and the row would measure no streaming at all.
     const gone = clients.find((c) => c.exitCode !== null);
     if (gone) throw new Error(`kubectl ${gone.spawnargs.slice(3).join(' ')} exited with ${gone.exitCode}`);
     const rss20 = await steadyRss(o.child.pid!);
+    const cpu20 = ((cpuSeconds(o.child.pid!) - cpu0) / ((performance.now() - t0) / 1000)) * 100;
     writePods(manifests, 100);
     await untilRunning(100, o.child);
     await sleep(12_000);
     const rss100 = await steadyRss(o.child.pid!);
-    return { floor, idle: idleRss, rss20, rss100 };
+    return { floor, idle: idleRss, rss20, rss100, cpu20 };
   } finally {
     for (const c of clients) await stopChild(c);
     await stopChild(o.child);
@@ -349,6 +358,7 @@ const memoryRows = PARTS.has('memory')
       ],
       ['RSS, 100 pods (MB)', col((r) => r.rss100), col((r) => r.floor), ratio((r) => r.rss100), '-', '-'],
       ['RSS growth 20 -> 100 pods (MB)', col((r) => r.rss100 - r.rss20), '-', '-', '-', '<= 15'],
+      ['CPU, 20 pods as above, 15 s (% of a core)', col((r) => r.cpu20), '-', '-', '-', '-'],
     ]
   : [];
 const rd = reads;

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Pool } from 'undici';
 import { openMetabase } from '#db/open.ts';
-import { SMALL_HEAP_FLAGS, SMALL_MALLOC_ENV } from '#lib/cli/supervise.ts';
+import { SMALL_BOARD_FLAGS, SMALL_MALLOC_ENV } from '#lib/cli/supervise.ts';
 import type { Pod } from '#lib/kube/types.ts';
 import { createStore } from '#lib/store/index.ts';
 
@@ -12,7 +12,7 @@ import { createStore } from '#lib/store/index.ts';
  * it: their V8 sizes (BENCH_NODE_FLAGS replaces them, empty for none) and malloc settings
  * (BENCH_MALLOC=glibc leaves glibc's defaults). `agentEnv` is the bench's environment with them.
  */
-export const NODE_FLAGS = (process.env.BENCH_NODE_FLAGS ?? SMALL_HEAP_FLAGS.join(' '))
+export const NODE_FLAGS = (process.env.BENCH_NODE_FLAGS ?? SMALL_BOARD_FLAGS.join(' '))
   .split(' ')
   .filter(Boolean);
 export const MALLOC_ENV: Record<string, string> =
@@ -94,6 +94,17 @@ export async function load(
 export function rssMb(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) / 1024 : Number.NaN;
+}
+
+/**
+ * CPU time a process has used so far (user + system) in seconds, from /proc. Fields 14 and 15 of
+ * /proc/PID/stat, counted after the command name (which may hold spaces), in clock ticks of 1/100 s
+ * (Linux's USER_HZ on every architecture Outpost runs on).
+ */
+export function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 /** Starts a process and resolves once GET url+path answers 200, with the time that took. */

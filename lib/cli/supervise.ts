@@ -9,13 +9,23 @@ import type { BackoffOptions } from '#lib/supervisor/backoff.ts';
 import { superviseProcess } from '#lib/supervisor/process.ts';
 
 /**
-/**
- * V8 sizes for a small board, as deploy/outpost.service sets them (docs/performance.md): 1 MB
- * semi-spaces instead of 16 (the young generation's RSS falls from 8 MB to 2), and an old generation
+ * V8 settings for a small board, as deploy/outpost.service sets them (docs/performance.md): 1 MB
+ * semi-spaces instead of 16 (the young generation's RSS falls from 8 MB to 2), an old generation
  * capped at 128 MB, about three times what 100 pods use, so the collector works before the heap
- * grows.
+ * grows, and no TurboFan (V8's optimizing compiler: its code and what it compiles cost about 2 MB
+ * at 20 pods and 3 MB idle; the read path stays within issue 13's latency targets at a quarter of
+ * the peak throughput, and the agent's CPU at 20 pods does not rise).
  */
-export const SMALL_HEAP_FLAGS = ['--max-semi-space-size=1', '--max-old-space-size=128'] as const;
+export const SMALL_BOARD_FLAGS = ['--max-semi-space-size=1', '--max-old-space-size=128', '--no-opt'] as const;
+
+/** The V8 setting a flag chooses: `--no-opt`, `--opt=false`, `--turbofan` and `--no_turbofan` all choose `turbofan`. */
+const flagSetting = (flag: string): string => {
+  const name = flag
+    .split('=')[0]!
+    .replaceAll('_', '-')
+    .replace(/^--no-/, '--');
+  return name === '--opt' ? '--turbofan' : name;
+};
 
 /**
  * glibc malloc for a long-running agent, as deploy/outpost.service sets it (docs/performance.md):
@@ -51,10 +61,10 @@ export function serveCommandLine(
   // Node flags carry over (tsx's --import, memory limits); an inspector port would clash. Deno
   // tells none of its own (execArgv is empty): the child gets `run -A`, as the documented command.
   const execArgv = rt === 'deno' ? ['run', '-A'] : process.execArgv.filter((a) => !/^--inspect/.test(a));
-  // On Node, the small-heap sizes, unless the supervisor's own node flags or NODE_OPTIONS choose them.
-  const given = [...execArgv, ...nodeOptions.split(/\s+/)].map((a) => a.split('=')[0]!.replaceAll('_', '-'));
-  const heap = rt === 'node' ? SMALL_HEAP_FLAGS.filter((f) => !given.includes(f.split('=')[0]!)) : [];
-  return { command: process.execPath, args: [...heap, ...execArgv, entry, 'serve', ...serveArgs] };
+  // On Node, the small-board settings, unless the supervisor's own node flags or NODE_OPTIONS choose them.
+  const given = new Set([...execArgv, ...nodeOptions.split(/\s+/)].map(flagSetting));
+  const small = rt === 'node' ? SMALL_BOARD_FLAGS.filter((f) => !given.has(flagSetting(f))) : [];
+  return { command: process.execPath, args: [...small, ...execArgv, entry, 'serve', ...serveArgs] };
 }
 
 /** Runs `outpost serve` under superviseProcess; resolves with the exit code supervision ends with. */

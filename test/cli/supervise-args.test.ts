@@ -1,19 +1,19 @@
-// The command line `outpost supervise` runs its child with: the small-heap V8 sizes unless chosen;
+// The command line `outpost supervise` runs its child with: the small-board V8 settings unless chosen;
 // its environment: the malloc settings and a compile cache unless chosen; the same as the unit's.
 import { readFileSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import {
   childEnvDefaults,
-  SMALL_HEAP_FLAGS,
+  SMALL_BOARD_FLAGS,
   SMALL_MALLOC_ENV,
   serveCommandLine,
 } from '#lib/cli/supervise.ts';
 
-test('the child gets the small-heap V8 sizes before the entry file and the serve flags', () => {
+test('the child gets the small-board V8 settings before the entry file and the serve flags', () => {
   const { command, args } = serveCommandLine(['--data-dir', '/d'], 'node', '');
   assert.is(command, process.execPath);
-  assert.equal(args.slice(0, SMALL_HEAP_FLAGS.length), [...SMALL_HEAP_FLAGS]);
+  assert.equal(args.slice(0, SMALL_BOARD_FLAGS.length), [...SMALL_BOARD_FLAGS]);
   assert.equal(args.slice(-3), ['serve', '--data-dir', '/d']);
 });
 
@@ -29,9 +29,15 @@ test('V8 spellings with underscores count as chosen too', () => {
   assert.ok(args.includes('--max-old-space-size=128'));
 });
 
+test('TurboFan chosen by the caller, in any spelling, is not turned off', () => {
+  for (const chosen of ['--opt', '--turbofan', '--no-turbofan', '--no_opt'])
+    assert.not.ok(serveCommandLine([], 'node', chosen).args.includes('--no-opt'), chosen);
+  assert.ok(serveCommandLine([], 'node', '--max-lazy').args.includes('--no-opt'));
+});
+
 test('Deno and Bun get no V8 flags on the command line', () => {
   for (const rt of ['deno', 'bun'] as const)
-    assert.not.ok(serveCommandLine([], rt, '').args.some((a) => a.startsWith('--max-')));
+    assert.not.ok(serveCommandLine([], rt, '').args.some((a) => a.startsWith('--max-') || a === '--no-opt'));
 });
 
 test('the child inherits the malloc settings and a compile cache where the caller chose none', () => {
@@ -44,9 +50,12 @@ test('the child inherits the malloc settings and a compile cache where the calle
   assert.equal(chosen, { MALLOC_MMAP_THRESHOLD_: '131072', NODE_COMPILE_CACHE: '/c' });
 });
 
-test('the systemd unit sets the same V8 sizes and malloc settings as outpost supervise', () => {
+test('the systemd unit sets the same V8 settings and malloc settings as outpost supervise', () => {
   const unit = readFileSync(new URL('../../deploy/outpost.service', import.meta.url), 'utf8');
-  assert.ok(unit.includes(`Environment="NODE_OPTIONS=${SMALL_HEAP_FLAGS.join(' ')}"`));
+  assert.ok(unit.includes(`Environment="OUTPOST_V8_FLAGS=${SMALL_BOARD_FLAGS.join(' ')}"`));
+  // On node's command line (NODE_OPTIONS refuses --no-opt), before the entry file.
+  assert.match(unit, /^ExecStart=\/usr\/bin\/node \$OUTPOST_V8_FLAGS \/opt\/outpost\/outpost\.mjs serve /m);
+  assert.not.match(unit, /NODE_OPTIONS=/);
   for (const [k, v] of Object.entries(SMALL_MALLOC_ENV))
     assert.ok(unit.includes(`Environment=${k}=${v}\n`), k);
 });

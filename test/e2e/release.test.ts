@@ -207,7 +207,7 @@ if (missing.length > 0) {
       const unit = readFileSync(join(dir, 'systemd/outpost.service'), 'utf8');
       assert.match(
         unit,
-        `ExecStart=${wrapper} ${prefix}/outpost.mjs serve --data-dir /var/lib/outpost --manifests ${manifests}\n`,
+        `ExecStart=${wrapper} $OUTPOST_V8_FLAGS ${prefix}/outpost.mjs serve --data-dir /var/lib/outpost --manifests ${manifests}\n`,
       );
       assert.ok(
         existsSync(
