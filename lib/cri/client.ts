@@ -108,12 +108,21 @@ export class CriClient {
     return { conditions: res.status?.conditions ?? [], info: res.info };
   }
 
-  /** Creates and starts a sandbox; returns its id. */
-  async runPodSandbox(config: T.PodSandboxConfig, runtimeHandler = ''): Promise<string> {
-    const res = await this.call<{ podSandboxId: string }>(runtime, 'RunPodSandbox', {
-      config,
-      runtimeHandler,
-    });
+  /** Creates and starts a sandbox; returns its id. `signal` cancels the call. */
+  async runPodSandbox(
+    config: T.PodSandboxConfig,
+    runtimeHandler = '',
+    signal?: AbortSignal,
+  ): Promise<string> {
+    const req = { config, runtimeHandler };
+    const res = await this.call<{ podSandboxId: string }>(
+      runtime,
+      'RunPodSandbox',
+      req,
+      undefined,
+      this.timeoutMs,
+      signal,
+    );
     return res.podSandboxId;
   }
 
@@ -138,18 +147,25 @@ export class CriClient {
     return (await this.call<{ items: T.PodSandbox[] }>(runtime, 'ListPodSandbox', { filter })).items;
   }
 
-  /** Creates a container in a sandbox (whose config is passed again, as CRI wants); returns its id. */
+  /**
+   * Creates a container in a sandbox (whose config is passed again, as CRI wants); returns its id.
+   * `signal` cancels the call.
+   */
   async createContainer(
     podId: string,
     config: T.ContainerConfig,
     sandboxConfig: T.PodSandboxConfig,
+    signal?: AbortSignal,
   ): Promise<string> {
     const req = { podSandboxId: podId, config, sandboxConfig };
-    return (await this.call<{ containerId: string }>(runtime, 'CreateContainer', req)).containerId;
+    type Res = { containerId: string };
+    return (await this.call<Res>(runtime, 'CreateContainer', req, undefined, this.timeoutMs, signal))
+      .containerId;
   }
 
-  async startContainer(id: string): Promise<void> {
-    await this.call(runtime, 'StartContainer', { containerId: id }, container(id));
+  /** Starts a created container. `signal` cancels the call. */
+  async startContainer(id: string, signal?: AbortSignal): Promise<void> {
+    await this.call(runtime, 'StartContainer', { containerId: id }, container(id), this.timeoutMs, signal);
   }
 
   /** Signals the container's stop signal and kills it after `timeoutSeconds`; idempotent. `signal` cancels the call. */
@@ -174,17 +190,27 @@ export class CriClient {
     return (await this.call<{ containers: T.Container[] }>(runtime, 'ListContainers', { filter })).containers;
   }
 
-  async containerStatus(id: string): Promise<T.ContainerStatus> {
+  /** A container's status; `signal` cancels the call. */
+  async containerStatus(id: string, signal?: AbortSignal): Promise<T.ContainerStatus> {
     type Res = { status: T.ContainerStatus | null };
-    const res = await this.call<Res>(runtime, 'ContainerStatus', { containerId: id }, container(id));
+    const req = { containerId: id };
+    const res = await this.call<Res>(runtime, 'ContainerStatus', req, container(id), this.timeoutMs, signal);
     if (!res.status) throw notFound('containers', id);
     return res.status;
   }
 
-  /** Runs a command in a container and collects its output; `timeoutSeconds` 0 means no limit. */
-  execSync(id: string, cmd: string[], timeoutSeconds: number): Promise<T.ExecSyncResult> {
+  /**
+   * Runs a command in a container and collects its output; `timeoutSeconds` 0 means no limit.
+   * `signal` cancels the call.
+   */
+  execSync(
+    id: string,
+    cmd: string[],
+    timeoutSeconds: number,
+    signal?: AbortSignal,
+  ): Promise<T.ExecSyncResult> {
     const req = { containerId: id, cmd, timeout: timeoutSeconds };
-    return this.call(runtime, 'ExecSync', req, container(id), this.timeoutMs + timeoutSeconds * 1000);
+    return this.call(runtime, 'ExecSync', req, container(id), this.timeoutMs + timeoutSeconds * 1000, signal);
   }
 
   /** Prepares a streaming exec; returns the runtime's single-use URL. */
@@ -218,12 +244,16 @@ export class CriClient {
     return (await this.call<{ image: T.Image | null }>(images, 'ImageStatus', { image: { image } })).image;
   }
 
-  /** Pulls an image; returns its reference (the image id). */
-  async pullImage(image: string, opts: { auth?: T.AuthConfig; sandboxConfig?: T.PodSandboxConfig } = {}) {
-    const req = { image: { image }, ...opts };
+  /** Pulls an image; returns its reference (the image id). `signal` cancels the pull. */
+  async pullImage(
+    image: string,
+    opts: { auth?: T.AuthConfig; sandboxConfig?: T.PodSandboxConfig; signal?: AbortSignal | undefined } = {},
+  ) {
+    const { signal, ...rest } = opts;
+    const req = { image: { image }, ...rest };
     const target = { kind: 'images', name: image };
-    return (await this.call<{ imageRef: string }>(images, 'PullImage', req, target, this.pullTimeoutMs))
-      .imageRef;
+    type Res = { imageRef: string };
+    return (await this.call<Res>(images, 'PullImage', req, target, this.pullTimeoutMs, signal)).imageRef;
   }
 
   // One unary call (see unaryCall: while the runtime is down it fails at once with UNAVAILABLE),

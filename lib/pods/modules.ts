@@ -137,7 +137,7 @@ export function podModules(o: PodModulesOptions): PodModules {
     run: async (ctx) => {
       const prober = new ProbeManager({
         clock,
-        exec: (id, cmd, timeout) => cri.execSync(id, cmd, timeout),
+        exec: (id, cmd, timeout) => cri.execSync(id, cmd, timeout, ctx.signal),
         onChange: (uid) => pods?.refresh(uid),
         onLivenessFailure: (uid, _name, containerId, _output, probe) => {
           pods?.worker.condemn(containerId, probe);
@@ -172,8 +172,8 @@ export function podModules(o: PodModulesOptions): PodModules {
         dataDir: o.dataDir,
         restarts,
         imagePull: o.imagePull,
-        // An abort cancels the runtime stop calls in flight (a long grace period), so the run
-        // returns promptly instead of being abandoned after the supervisor's settle timeout.
+        // An abort cancels the passes' runtime calls in flight (an image pull, a long grace period),
+        // so the run returns promptly instead of being abandoned after the supervisor's settle timeout.
         signal: ctx.signal,
       });
       // Probe callbacks may fire during the first syncs: the manager must be reachable before start().

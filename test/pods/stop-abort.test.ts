@@ -1,7 +1,8 @@
-// A stopping agent is not held by a pod being deleted: an abort cancels the CRI stop calls in
-// flight (unaryCall's signal, grpc-js call.cancel()), the pod manager's stop() returns, and the
-// pod stays marked deleting in the metabase, with no failure and no status written, for the next
-// start to finish. Against an in-process fake CRI server whose StopContainer waits until told.
+// A stopping agent is not held by a pod being deleted or by an image pull: an abort cancels the
+// CRI calls in flight (unaryCall's signal, grpc-js call.cancel()), the pod manager's stop()
+// returns, and the pod is left as it was in the metabase (still deleting; not failed, no
+// ErrImagePull), with no failure and no status written, for the next start to finish. Against an
+// in-process fake CRI server whose StopContainer and PullImage wait until told.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,16 +26,33 @@ import { createStore } from '#lib/store/index.ts';
 import { waitFor } from '../helpers/lab.ts';
 
 const runtimeService = lazyServices(descriptor)('runtime.v1.RuntimeService');
+const imageService = lazyServices(descriptor)('runtime.v1.ImageService');
 const NODE = 'n1';
 
 type Handler = (call: ServerUnaryCall<object, object>, cb: sendUnaryData<object>) => void;
 
-/** One pod's sandbox and running container; StopContainer answers only while `answerStops`. */
+/** The ready sandbox `sb1`. */
+const readySandbox = (metadata: T.PodSandbox['metadata'], labels: T.StringMap): T.PodSandbox => ({
+  id: 'sb1',
+  metadata,
+  state: 'SANDBOX_READY',
+  createdAt: '1',
+  labels,
+  annotations: {},
+  runtimeHandler: '',
+});
+
+/**
+ * One pod's sandbox and container; StopContainer answers only while `answerStops`, PullImage only
+ * while `answerPulls` (a registry that accepted the connection and sends nothing).
+ */
 class FakeCri {
   readonly server = new Server();
   calls: string[] = [];
   cancelled: string[] = [];
   answerStops = false;
+  answerPulls = false;
+  pulled = false;
   sandbox: T.PodSandbox | undefined;
   container: T.Container | undefined;
 
@@ -60,6 +78,50 @@ class FakeCri {
         this.container = undefined;
         return {};
       }),
+      RunPodSandbox: answer('RunPodSandbox', () => {
+        const { metadata, labels } = (calls.last as { config: T.PodSandboxConfig }).config;
+        this.sandbox = readySandbox(metadata as T.PodSandbox['metadata'], labels ?? {});
+        return { podSandboxId: 'sb1' };
+      }),
+      PodSandboxStatus: answer('PodSandboxStatus', () => ({
+        status: { ...this.sandbox, network: { ip: '10.0.0.2', additionalIps: [] } },
+      })),
+      CreateContainer: answer('CreateContainer', () => {
+        const { config } = calls.last as { config: T.ContainerConfig };
+        this.container = {
+          id: 'c1',
+          podSandboxId: 'sb1',
+          metadata: { name: config.metadata.name, attempt: config.metadata.attempt ?? 0 },
+          image: null,
+          imageRef: 'sha256:1',
+          state: 'CONTAINER_CREATED',
+          createdAt: '2',
+          labels: config.labels ?? {},
+          annotations: config.annotations ?? {},
+        };
+        return { containerId: 'c1' };
+      }),
+      StartContainer: answer('StartContainer', () => {
+        if (this.container) this.container.state = 'CONTAINER_RUNNING';
+        return {};
+      }),
+      ContainerStatus: answer('ContainerStatus', () => ({
+        status: {
+          id: 'c1',
+          metadata: this.container?.metadata,
+          state: this.container?.state,
+          createdAt: '2',
+          startedAt: '3',
+          finishedAt: '0',
+          exitCode: 0,
+          labels: this.container?.labels,
+          annotations: this.container?.annotations,
+          reason: '',
+          message: '',
+          logPath: '',
+          imageRef: 'sha256:1',
+        },
+      })),
       StopContainer: (call, cb) => {
         this.calls.push('StopContainer');
         call.on('cancelled', () => this.cancelled.push('StopContainer'));
@@ -68,14 +130,38 @@ class FakeCri {
         cb(null, {});
       },
     };
-    const service = runtimeService();
-    const impl = Object.fromEntries(
-      Object.keys(service).map((m) => [
-        m,
-        handlers[m] ?? ((_c: unknown, cb: sendUnaryData<object>) => cb({ code: status.UNIMPLEMENTED })),
-      ]),
-    );
-    this.server.addService(service, impl);
+    const images: Record<string, Handler> = {
+      ImageStatus: answer('ImageStatus', () => ({
+        image: this.pulled ? { id: 'sha256:1', repoTags: [], repoDigests: [], size: '1' } : null,
+      })),
+      PullImage: (call, cb) => {
+        this.calls.push('PullImage');
+        call.on('cancelled', () => this.cancelled.push('PullImage'));
+        if (!this.answerPulls) return;
+        this.pulled = true;
+        cb(null, { imageRef: 'sha256:1' });
+      },
+    };
+    // The request of the call being answered, for the handlers that build their answer from it.
+    const calls = { last: {} as object };
+    for (const [service, table] of [
+      [runtimeService(), handlers],
+      [imageService(), images],
+    ] as const) {
+      const impl = Object.fromEntries(
+        Object.keys(service).map((m) => {
+          const h = table[m];
+          const wrapped: Handler = h
+            ? (call, cb) => {
+                calls.last = call.request;
+                h(call, cb);
+              }
+            : (_c, cb) => cb({ code: status.UNIMPLEMENTED });
+          return [m, wrapped];
+        }),
+      );
+      this.server.addService(service, impl);
+    }
   }
 
   listen(): Promise<number> {
@@ -90,15 +176,7 @@ class FakeCri {
   hold(uid: string): void {
     const labels = { 'io.kubernetes.pod.uid': uid };
     const metadata = { name: 'web', uid, namespace: 'default', attempt: 0 };
-    this.sandbox = {
-      id: 'sb1',
-      metadata,
-      state: 'SANDBOX_READY',
-      createdAt: '1',
-      labels,
-      annotations: {},
-      runtimeHandler: '',
-    };
+    this.sandbox = readySandbox(metadata, labels);
     this.container = {
       id: 'c1',
       podSandboxId: 'sb1',
@@ -134,6 +212,66 @@ function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   });
   return Promise.race([p, late]).finally(() => clearTimeout(timer));
 }
+
+/** A pod manager's world for one test: the fake runtime, a metabase, the log; all closed after `body`. */
+async function withPods(
+  body: (w: {
+    fake: FakeCri;
+    store: ReturnType<typeof createStore>;
+    lines: string[];
+    manager: (signal?: AbortSignal) => PodManager;
+  }) => Promise<void>,
+): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'outpost-stop-abort-'));
+  const fake = new FakeCri();
+  const port = await fake.listen();
+  const cri = new CriClient({ endpoint: `127.0.0.1:${port}` });
+  const metabase = openMetabase(dir);
+  const store = createStore(metabase, { host: NODE });
+  const lines: string[] = [];
+  const manager = (signal?: AbortSignal) =>
+    new PodManager({
+      cri,
+      store,
+      log: recordingLogger(lines),
+      clock: systemClock,
+      nodeName: NODE,
+      hostIP: '127.0.0.1',
+      dataDir: dir,
+      prober: new ProbeManager({ exec: (id, cmd, timeout) => cri.execSync(id, cmd, timeout) }),
+      signal,
+    });
+  try {
+    await body({ fake, store, lines, manager });
+  } finally {
+    metabase.close();
+    cri.close();
+    fake.server.forceShutdown();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Starts a manager with a signal, aborts it once the runtime got `method`, and checks that stop()
+ * returns (a deadline that only a failed abort reaches) and that the runtime saw the call cancelled.
+ */
+async function abortDuring(
+  method: string,
+  fake: FakeCri,
+  manager: (signal?: AbortSignal) => PodManager,
+): Promise<void> {
+  const ac = new AbortController();
+  const first = manager(ac.signal);
+  const started = first.start().catch((e: unknown) => e);
+  assert.ok(await waitFor(() => fake.calls.includes(method), 60_000, 10), `${fake.calls}`);
+  ac.abort();
+  await within(first.stop(), 60_000, 'stop() after the abort');
+  assert.is(await started, undefined);
+  assert.ok(await waitFor(() => fake.cancelled.includes(method), 60_000, 10), `${method} not cancelled`);
+}
+
+/** A warning or an error in the recorded log: a cancel taken for a failure. */
+const isProblem = (line: string) => line.startsWith('warn') || line.startsWith('error');
 
 test('unaryCall: an abort cancels the call in flight; an aborted signal cancels it at once', async () => {
   const fake = new FakeCri();
@@ -174,27 +312,8 @@ test('unaryCall: an abort cancels the call in flight; an aborted signal cancels 
   }
 });
 
-test('an abort while a deleted pod waits out its grace period: stop() returns, the pod stays deleting, the next start removes it', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'outpost-stop-abort-'));
-  const fake = new FakeCri();
-  const port = await fake.listen();
-  const cri = new CriClient({ endpoint: `127.0.0.1:${port}` });
-  const metabase = openMetabase(dir);
-  const store = createStore(metabase, { host: NODE });
-  const lines: string[] = [];
-  const manager = (signal?: AbortSignal) =>
-    new PodManager({
-      cri,
-      store,
-      log: recordingLogger(lines),
-      clock: systemClock,
-      nodeName: NODE,
-      hostIP: '127.0.0.1',
-      dataDir: dir,
-      prober: new ProbeManager({ exec: (id, cmd, timeout) => cri.execSync(id, cmd, timeout) }),
-      signal,
-    });
-  try {
+test('an abort while a deleted pod waits out its grace period: stop() returns, the pod stays deleting, the next start removes it', () =>
+  withPods(async ({ fake, store, lines, manager }) => {
     const pod: Pod = {
       apiVersion: 'v1',
       kind: 'Pod',
@@ -211,26 +330,13 @@ test('an abort while a deleted pod waits out its grace period: stop() returns, t
     store.pods.markDeleting('default', 'web');
     const before = store.pods.get('default', 'web')!;
 
-    const ac = new AbortController();
-    const first = manager(ac.signal);
-    const started = first.start().catch((e: unknown) => e);
-    assert.ok(await waitFor(() => fake.calls.includes('StopContainer'), 60_000, 10), `${fake.calls}`);
-    ac.abort();
-    await within(first.stop(), 60_000, 'stop() after the abort');
-    assert.is(await started, undefined);
-    assert.ok(
-      await waitFor(() => fake.cancelled.includes('StopContainer'), 60_000, 10),
-      'the runtime saw the stop call cancelled',
-    );
+    await abortDuring('StopContainer', fake, manager);
     assert.not.ok(fake.calls.includes('RemovePodSandbox'), `${fake.calls}`);
     // Still there, still deleting, its status as it was: nothing recorded the cancel as a failure.
     const after = store.pods.get('default', 'web');
     assert.ok(after?.metadata.deletionTimestamp, 'still marked deleting');
     assert.equal(after.status, before.status);
-    assert.not.ok(
-      lines.some((l) => l.startsWith('warn') || l.startsWith('error')),
-      lines.join('\n'),
-    );
+    assert.not.ok(lines.some(isProblem), lines.join('\n'));
 
     // The next start finishes the deletion.
     fake.answerStops = true;
@@ -244,12 +350,45 @@ test('an abort while a deleted pod waits out its grace period: stop() returns, t
       `${fake.calls}`,
     );
     assert.is(fake.sandbox, undefined);
-  } finally {
-    metabase.close();
-    cri.close();
-    fake.server.forceShutdown();
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
+  }));
+
+test('an abort while a pod pulls its image: stop() returns, the pull is cancelled, no ErrImagePull; the next start pulls again and runs the pod', () =>
+  withPods(async ({ fake, store, lines, manager }) => {
+    const pod: Pod = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'web', namespace: 'default' },
+      spec: { nodeName: NODE, containers: [{ name: 'main', image: 'registry.example/app:1' }] },
+    };
+    store.pods.put(pod, 'api');
+    const before = store.pods.get('default', 'web')!;
+    const eventsBefore = store.events.list().items.length;
+
+    await abortDuring('PullImage', fake, manager);
+    assert.not.ok(fake.calls.includes('CreateContainer'), `${fake.calls}`);
+    // Its status as it was, no Failed event: nothing recorded the cancel as a failed pull.
+    assert.equal(store.pods.get('default', 'web')?.status, before.status);
+    const events = store.events.list().items.slice(eventsBefore);
+    assert.not.ok(
+      events.some((e) => e.type === 'Warning'),
+      JSON.stringify(events.map((e) => [e.reason, e.message])),
+    );
+    assert.ok(lines.includes('info pod sync cancelled: the agent is stopping'), lines.join('\n'));
+    assert.not.ok(lines.some(isProblem), lines.join('\n'));
+
+    // The next start pulls again (no backoff left from the cancel) and runs the pod.
+    fake.answerPulls = true;
+    fake.calls = [];
+    const second = manager();
+    await within(second.start(), 60_000, 'the next start');
+    const running = await waitFor(
+      () => store.pods.get('default', 'web')?.status?.containerStatuses?.[0]?.state?.running,
+      60_000,
+      10,
+    );
+    await second.stop();
+    assert.ok(running, JSON.stringify(store.pods.get('default', 'web')?.status));
+    assert.ok(fake.calls.includes('PullImage') && fake.calls.includes('StartContainer'), `${fake.calls}`);
+  }));
 
 test.run();

@@ -60,12 +60,16 @@ export const fingerprint = (rt: RuntimePod | undefined): string =>
 export class StatusCache {
   readonly #done = new Map<string, ContainerStatus>();
 
-  constructor(private readonly cri: CriClient) {}
+  /** `signal` cancels the ContainerStatus calls in flight (the agent stopping). */
+  constructor(
+    private readonly cri: CriClient,
+    private readonly signal?: AbortSignal,
+  ) {}
 
   async get(c: Container): Promise<ContainerStatus> {
     const cached = this.#done.get(c.id);
     if (cached) return cached;
-    const status = await this.cri.containerStatus(c.id);
+    const status = await this.cri.containerStatus(c.id, this.signal);
     if (status.state === 'CONTAINER_EXITED') this.#done.set(c.id, status);
     return status;
   }

@@ -77,9 +77,16 @@ export class ImagePuller {
 
   /**
    * Makes sure the container's image is present; returns its image reference. `checked`: the
-   * presence check `check(c)` started earlier, used instead of asking again.
+   * presence check `check(c)` started earlier, used instead of asking again. `signal` cancels the
+   * pull (the agent stopping): its error is rethrown as it is, with no event and no failure kept for
+   * the image's backoff, so neither this pod nor another one pulling the image sees a failed pull.
    */
-  async ensure(c: Container, event: ImageEvent, checked?: Promise<Image | null>): Promise<string> {
+  async ensure(
+    c: Container,
+    event: ImageEvent,
+    checked?: Promise<Image | null>,
+    signal?: AbortSignal,
+  ): Promise<string> {
     const image = c.image ?? '';
     if (!image || /\s/.test(image))
       throw new ImageError(
@@ -115,7 +122,7 @@ export class ImagePuller {
     const started = this.now();
     try {
       const ref = await Promise.race([
-        this.cri.pullImage(image),
+        this.cri.pullImage(image, { signal }),
         new Promise<never>((_, reject) =>
           setTimeout(
             () => reject(timeout(`pull did not finish within ${this.pullTimeoutMs / 1000}s`)),
@@ -127,6 +134,7 @@ export class ImagePuller {
       event('Normal', 'Pulled', `Successfully pulled image "${image}" in ${this.now() - started}ms`);
       return ref;
     } catch (e) {
+      if (signal?.aborted) throw e;
       const prev = this.#failures.get(image);
       const message = (e as Error).message;
       const unreachable = isRegistryUnreachable(e) ? (unreachableCause(message) ?? 'timeout') : undefined;

@@ -40,8 +40,8 @@ export interface PodManagerOptions {
   /** A pull that cannot reach the registry: start from the local image (default) or fail (strict). */
   imagePull?: ImagePullMode;
   /**
-   * Aborts when the agent stops (the pods module's signal): runtime stop calls in flight are
-   * cancelled, so stop() does not wait out a pod's grace period.
+   * Aborts when the agent stops (the pods module's signal): the passes' runtime calls in flight
+   * (image pulls, stops waiting out a grace period) are cancelled, so stop() returns promptly.
    */
   signal?: AbortSignal | undefined;
 }

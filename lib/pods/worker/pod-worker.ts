@@ -57,8 +57,9 @@ export interface WorkerDeps {
   /** Where status and event writes go, so that a burst of them costs one commit. */
   writes: WriteBatch;
   /**
-   * Aborts when the agent stops: cancels the runtime stop calls in flight (a grace period can be
-   * long), so a pod being deleted does not hold the shutdown; it stays marked deleting.
+   * Aborts when the agent stops: cancels the pass's runtime calls in flight (an image pull, a stop
+   * waiting out a grace period), so no pod holds the shutdown. A cancelled call ends the pass with
+   * its error, never as the container's failure: no waiting reason, no Failed event, no status.
    */
   signal?: AbortSignal | undefined;
 }
@@ -86,7 +87,7 @@ export class PodWorker {
 
   constructor(d: WorkerDeps) {
     this.#d = d;
-    this.#statuses = new StatusCache(d.cri);
+    this.#statuses = new StatusCache(d.cri, d.signal);
   }
 
   /** Marks a container for a restart by the next sync (a failed liveness or startup probe). */
@@ -233,7 +234,7 @@ export class PodWorker {
     };
     const startCreated = async (id: string) => {
       touched = true;
-      await this.#d.cri.startContainer(id);
+      await this.#d.cri.startContainer(id, this.#d.signal);
     };
 
     // Init containers, one at a time, in order; each must succeed before the next starts.
@@ -303,7 +304,7 @@ export class PodWorker {
   ): Promise<{ id: string; config: PodSandboxConfig } | undefined> {
     const key = `${rec.uid}/`;
     try {
-      const id = await this.#creating.run(() => this.#d.cri.runPodSandbox(config));
+      const id = await this.#creating.run(() => this.#d.cri.runPodSandbox(config, '', this.#d.signal));
       this.#reserved.delete(key);
       return { id, config };
     } catch (e) {
@@ -322,7 +323,8 @@ export class PodWorker {
         ...config,
         metadata: { ...config.metadata, attempt: (config.metadata.attempt ?? 0) + 1 },
       };
-      return { id: await this.#creating.run(() => this.#d.cri.runPodSandbox(next)), config: next };
+      const id = await this.#creating.run(() => this.#d.cri.runPodSandbox(next, '', this.#d.signal));
+      return { id, config: next };
     }
   }
 
@@ -399,7 +401,7 @@ export class PodWorker {
     const checked = checks.get(c.name);
     checks.delete(c.name); // once: a later start of the same container in this pass asks again
     try {
-      await this.#d.images.ensure(c, imageEvent, checked);
+      await this.#d.images.ensure(c, imageEvent, checked, this.#d.signal);
     } catch (e) {
       if (!(e instanceof ImageError)) throw e;
       waiting.set(c.name, { reason: e.reason, message: e.message });
@@ -447,9 +449,10 @@ export class PodWorker {
     let cfg = config();
     let id: string;
     try {
-      id = await this.#d.cri.createContainer(sandboxId, cfg, sandboxConfig);
+      id = await this.#d.cri.createContainer(sandboxId, cfg, sandboxConfig, this.#d.signal);
       this.#reserved.delete(key);
     } catch (e) {
+      if (this.#d.signal?.aborted) throw e; // cancelled, not failed: the next start creates it
       const message = (e as Error).message;
       const holder = reservedFor(e);
       if (holder === undefined) {
@@ -469,15 +472,16 @@ export class PodWorker {
       // The name is held by an instance we know of, or by a leaked reservation: take a free one.
       attempt = Math.max(attempt, ...all.map((i) => i.metadata?.attempt ?? 0)) + 1;
       cfg = config();
-      id = await this.#d.cri.createContainer(sandboxId, cfg, sandboxConfig);
+      id = await this.#d.cri.createContainer(sandboxId, cfg, sandboxConfig, this.#d.signal);
       this.#reserved.delete(key);
     }
     event('Normal', 'Created', `Created container ${c.name}`, c.name);
     let state: CriContainer['state'] = 'CONTAINER_RUNNING';
     try {
-      await this.#d.cri.startContainer(id);
+      await this.#d.cri.startContainer(id, this.#d.signal);
       event('Normal', 'Started', `Started container ${c.name}`, c.name);
     } catch (e) {
+      if (this.#d.signal?.aborted) throw e; // cancelled: a later pass starts the created container
       event('Warning', 'Failed', `Error: ${(e as Error).message}`, c.name);
       state = 'CONTAINER_UNKNOWN'; // never what a relist reports, so the next one looks again
     }
