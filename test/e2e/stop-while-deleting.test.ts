@@ -45,25 +45,21 @@ if (lab) {
   test('SIGTERM while a pod waits out its grace period: the agent exits, the next start removes the pod', async () => {
     const first = await start();
     await first.ready();
-    const created = await fetch(pods(first), {
-      method: 'POST',
-      headers: { ...first.admin, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        apiVersion: 'v1',
-        kind: 'Pod',
-        metadata: { name: 'stubborn' },
-        spec: {
-          terminationGracePeriodSeconds: 60,
-          containers: [
-            {
-              name: 'main',
-              image: lab.images.app,
-              imagePullPolicy: 'IfNotPresent',
-              command: ['sh', '-c', 'trap "" TERM; while true; do sleep 1; done'],
-            },
-          ],
-        },
-      }),
+    const created = await first.post(`/api/v1/namespaces/${ns}/pods`, {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'stubborn' },
+      spec: {
+        terminationGracePeriodSeconds: 60,
+        containers: [
+          {
+            name: 'main',
+            image: lab.images.app,
+            imagePullPolicy: 'IfNotPresent',
+            command: ['sh', '-c', 'trap "" TERM; while true; do sleep 1; done'],
+          },
+        ],
+      },
     });
     assert.is(created.status, 201, await created.clone().text());
     const running = await waitFor(async () => {

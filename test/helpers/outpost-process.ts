@@ -59,6 +59,8 @@ export interface OutpostProcess {
   kill9(): Promise<void>;
   /** SIGTERM (a graceful shutdown), then waits for the exit; resolves with the exit code. */
   term(): Promise<number | null>;
+  /** POSTs `body` as JSON to `path` (`/api/v1/...`) as the admin. */
+  post(path: string, body: unknown): Promise<Response>;
 }
 
 export interface OutpostOptions {
@@ -150,5 +152,11 @@ export async function spawnOutpost(o: OutpostOptions): Promise<OutpostProcess> {
       if (!gone()) child.kill('SIGTERM');
       return exited;
     },
+    post: (path, body) =>
+      fetch(`${url}${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      }),
   };
 }
