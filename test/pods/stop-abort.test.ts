@@ -43,15 +43,15 @@ const readySandbox = (metadata: T.PodSandbox['metadata'], labels: T.StringMap): 
 });
 
 /**
- * One pod's sandbox and container; StopContainer answers only while `answerStops`, PullImage only
- * while `answerPulls` (a registry that accepted the connection and sends nothing).
+ * One pod's sandbox and container. The calls named in `holding` get no answer: StopContainer as for
+ * a container ignoring SIGTERM through a long grace period, PullImage as from a registry that
+ * accepted the connection and sends nothing.
  */
 class FakeCri {
   readonly server = new Server();
   calls: string[] = [];
   cancelled: string[] = [];
-  answerStops = false;
-  answerPulls = false;
+  holding = new Set<string>();
   pulled = false;
   sandbox: T.PodSandbox | undefined;
   container: T.Container | undefined;
@@ -61,7 +61,7 @@ class FakeCri {
       return (call, cb) => {
         this.calls.push(method);
         call.on('cancelled', () => this.cancelled.push(method));
-        cb(null, res());
+        if (!this.holding.has(method)) cb(null, res());
       };
     };
     const handlers: Record<string, Handler> = {
@@ -122,25 +122,19 @@ class FakeCri {
           imageRef: 'sha256:1',
         },
       })),
-      StopContainer: (call, cb) => {
-        this.calls.push('StopContainer');
-        call.on('cancelled', () => this.cancelled.push('StopContainer'));
-        if (!this.answerStops) return; // a container ignoring SIGTERM through a long grace period
+      StopContainer: answer('StopContainer', () => {
         if (this.container) this.container.state = 'CONTAINER_EXITED';
-        cb(null, {});
-      },
+        return {};
+      }),
     };
     const images: Record<string, Handler> = {
       ImageStatus: answer('ImageStatus', () => ({
         image: this.pulled ? { id: 'sha256:1', repoTags: [], repoDigests: [], size: '1' } : null,
       })),
-      PullImage: (call, cb) => {
-        this.calls.push('PullImage');
-        call.on('cancelled', () => this.cancelled.push('PullImage'));
-        if (!this.answerPulls) return;
+      PullImage: answer('PullImage', () => {
         this.pulled = true;
-        cb(null, { imageRef: 'sha256:1' });
-      },
+        return { imageRef: 'sha256:1' };
+      }),
     };
     // The request of the call being answered, for the handlers that build their answer from it.
     const calls = { last: {} as object };
@@ -252,7 +246,7 @@ async function withPods(
 }
 
 /**
- * Starts a manager with a signal, aborts it once the runtime got `method`, and checks that stop()
+ * Starts a manager with a signal, aborts it once the runtime got `method` (held unanswered), and checks that stop()
  * returns (a deadline that only a failed abort reaches) and that the runtime saw the call cancelled.
  */
 async function abortDuring(
@@ -260,6 +254,7 @@ async function abortDuring(
   fake: FakeCri,
   manager: (signal?: AbortSignal) => PodManager,
 ): Promise<void> {
+  fake.holding.add(method);
   const ac = new AbortController();
   const first = manager(ac.signal);
   const started = first.start().catch((e: unknown) => e);
@@ -275,6 +270,7 @@ const isProblem = (line: string) => line.startsWith('warn') || line.startsWith('
 
 test('unaryCall: an abort cancels the call in flight; an aborted signal cancels it at once', async () => {
   const fake = new FakeCri();
+  fake.holding.add('StopContainer');
   const port = await fake.listen();
   const client = new Client(`127.0.0.1:${port}`, credentials.createInsecure());
   try {
@@ -339,7 +335,7 @@ test('an abort while a deleted pod waits out its grace period: stop() returns, t
     assert.not.ok(lines.some(isProblem), lines.join('\n'));
 
     // The next start finishes the deletion.
-    fake.answerStops = true;
+    fake.holding.clear();
     fake.calls = [];
     const second = manager();
     await within(second.start(), 60_000, 'the next start');
@@ -352,43 +348,66 @@ test('an abort while a deleted pod waits out its grace period: stop() returns, t
     assert.is(fake.sandbox, undefined);
   }));
 
+type World = Parameters<Parameters<typeof withPods>[0]>[0];
+
+/**
+ * A new pod's first pass aborted while the runtime holds `method`: the pod keeps its status, no
+ * Warning event, nothing logged as a failure. Then a start without abort must run the pod.
+ * Returns the runtime calls of the aborted pass and of the next start.
+ */
+async function abortWhileStarting(method: string, w: World): Promise<{ first: string[]; next: string[] }> {
+  const { fake, store, lines, manager } = w;
+  const pod: Pod = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'web', namespace: 'default' },
+    spec: { nodeName: NODE, containers: [{ name: 'main', image: 'registry.example/app:1' }] },
+  };
+  store.pods.put(pod, 'api');
+  const before = store.pods.get('default', 'web')!;
+  const eventsBefore = store.events.list().items.length;
+
+  await abortDuring(method, fake, manager);
+  // Its status as it was, no Failed event: nothing recorded the cancel as a failure.
+  assert.equal(store.pods.get('default', 'web')?.status, before.status);
+  const events = store.events.list().items.slice(eventsBefore);
+  assert.not.ok(
+    events.some((e) => e.type === 'Warning'),
+    JSON.stringify(events.map((e) => [e.reason, e.message])),
+  );
+  assert.ok(lines.includes('info pod sync cancelled: the agent is stopping'), lines.join('\n'));
+  assert.not.ok(lines.some(isProblem), lines.join('\n'));
+
+  const first = fake.calls;
+  fake.holding.clear();
+  fake.calls = [];
+  const second = manager();
+  await within(second.start(), 60_000, 'the next start');
+  const running = await waitFor(
+    () => store.pods.get('default', 'web')?.status?.containerStatuses?.[0]?.state?.running,
+    60_000,
+    10,
+  );
+  await second.stop();
+  assert.ok(running, JSON.stringify(store.pods.get('default', 'web')?.status));
+  return { first, next: fake.calls };
+}
+
 test('an abort while a pod pulls its image: stop() returns, the pull is cancelled, no ErrImagePull; the next start pulls again and runs the pod', () =>
-  withPods(async ({ fake, store, lines, manager }) => {
-    const pod: Pod = {
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: { name: 'web', namespace: 'default' },
-      spec: { nodeName: NODE, containers: [{ name: 'main', image: 'registry.example/app:1' }] },
-    };
-    store.pods.put(pod, 'api');
-    const before = store.pods.get('default', 'web')!;
-    const eventsBefore = store.events.list().items.length;
+  withPods(async (w) => {
+    const { first, next } = await abortWhileStarting('PullImage', w);
+    assert.not.ok(first.includes('CreateContainer'), `${first}`);
+    // The next start pulls again: no backoff left from the cancel.
+    assert.ok(next.includes('PullImage') && next.includes('StartContainer'), `${next}`);
+  }));
 
-    await abortDuring('PullImage', fake, manager);
-    assert.not.ok(fake.calls.includes('CreateContainer'), `${fake.calls}`);
-    // Its status as it was, no Failed event: nothing recorded the cancel as a failed pull.
-    assert.equal(store.pods.get('default', 'web')?.status, before.status);
-    const events = store.events.list().items.slice(eventsBefore);
-    assert.not.ok(
-      events.some((e) => e.type === 'Warning'),
-      JSON.stringify(events.map((e) => [e.reason, e.message])),
-    );
-    assert.ok(lines.includes('info pod sync cancelled: the agent is stopping'), lines.join('\n'));
-    assert.not.ok(lines.some(isProblem), lines.join('\n'));
-
-    // The next start pulls again (no backoff left from the cancel) and runs the pod.
-    fake.answerPulls = true;
-    fake.calls = [];
-    const second = manager();
-    await within(second.start(), 60_000, 'the next start');
-    const running = await waitFor(
-      () => store.pods.get('default', 'web')?.status?.containerStatuses?.[0]?.state?.running,
-      60_000,
-      10,
-    );
-    await second.stop();
-    assert.ok(running, JSON.stringify(store.pods.get('default', 'web')?.status));
-    assert.ok(fake.calls.includes('PullImage') && fake.calls.includes('StartContainer'), `${fake.calls}`);
+test('an abort while a container starts: no Failed event, no status; the next start starts the created container', () =>
+  withPods(async (w) => {
+    w.fake.pulled = true;
+    const { next } = await abortWhileStarting('StartContainer', w);
+    // The container the cancelled pass created is started, not created a second time.
+    assert.ok(next.includes('StartContainer'), `${next}`);
+    assert.not.ok(next.includes('CreateContainer'), `${next}`);
   }));
 
 test.run();
