@@ -106,4 +106,37 @@ test('presence checks: one ImageStatus for callers asking at once, a check start
   assert.instance(err, Error); // absent: a pull follows, which this fake runtime cannot do
 });
 
+test('a pull past its deadline is cancelled in the runtime, and fails as a timeout', async () => {
+  let cancelled = false;
+  const cri = {
+    // A pull that never ends on its own, as one stalled on a registry: only its signal ends it.
+    // (Its timer stands for the gRPC call's socket, which keeps a real process alive meanwhile.)
+    pullImage: (_image: string, o: { signal?: AbortSignal }) =>
+      new Promise((_, reject) => {
+        const call = setTimeout(() => {}, 10_000);
+        o.signal?.addEventListener('abort', () => {
+          clearTimeout(call);
+          cancelled = true;
+          reject(new Error('PullImage: CANCELLED: Cancelled on client'));
+        });
+      }),
+    imageStatus: async () => null,
+  } as unknown as CriClient;
+  const puller = new ImagePuller(cri, Date.now, 50);
+  const events: string[] = [];
+  const err = await puller
+    .ensure({ name: 'main', image: 'registry.invalid/busybox:latest' }, (type, reason, message) =>
+      events.push(`${type} ${reason} ${message}`),
+    )
+    .catch((e: unknown) => e);
+  assert.ok(cancelled, 'the runtime call was left running');
+  assert.instance(err, ImageError);
+  assert.is((err as ImageError).reason, 'ErrImagePull');
+  assert.match((err as ImageError).message, 'pull did not finish within 0.05s');
+  assert.ok(
+    events.some((e) => e.startsWith('Warning Failed')),
+    events.join('\n'),
+  );
+});
+
 test.run();

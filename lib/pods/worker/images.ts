@@ -120,21 +120,21 @@ export class ImagePuller {
     }
     event('Normal', 'Pulling', `Pulling image "${image}"`);
     const started = this.now();
+    // The pull's own deadline cancels the runtime's pull too: a pull left running behind it would
+    // go on for the client's 10 minutes beside the next attempt's.
+    const deadline = AbortSignal.timeout(this.pullTimeoutMs);
     try {
-      const ref = await Promise.race([
-        this.cri.pullImage(image, { signal }),
-        new Promise<never>((_, reject) =>
-          setTimeout(
-            () => reject(timeout(`pull did not finish within ${this.pullTimeoutMs / 1000}s`)),
-            this.pullTimeoutMs,
-          ).unref(),
-        ),
-      ]);
+      const ref = await this.cri.pullImage(image, {
+        signal: signal ? AbortSignal.any([signal, deadline]) : deadline,
+      });
       this.#failures.delete(image);
       event('Normal', 'Pulled', `Successfully pulled image "${image}" in ${this.now() - started}ms`);
       return ref;
-    } catch (e) {
-      if (signal?.aborted) throw e;
+    } catch (caught) {
+      if (signal?.aborted) throw caught;
+      const e = deadline.aborted
+        ? timeout(`pull did not finish within ${this.pullTimeoutMs / 1000}s`)
+        : caught;
       const prev = this.#failures.get(image);
       const message = (e as Error).message;
       const unreachable = isRegistryUnreachable(e) ? (unreachableCause(message) ?? 'timeout') : undefined;
