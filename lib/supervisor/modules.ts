@@ -1,6 +1,7 @@
 // In-process module supervisor: BeeHive's restart policies and backoff, plus what BeeHive lacks:
 // failures from a module's own callbacks (ctx.fail), health checks, a reset after a healthy run,
 // per-module state for /readyz and metrics, and a FatalError path instead of os.Exit in a module.
+import { setMaxListeners } from 'node:events';
 import { type Clock, systemClock, type Timer, withTimeout } from '#lib/clock.ts';
 import {
   BACKOFF_DEFAULTS,
@@ -199,6 +200,10 @@ export class Supervisor {
     let markDone!: () => void;
     const done = new Promise<void>((r) => (markDone = r));
     const run: Run = { ac: new AbortController(), done, failed: false, healthFailures: 0 };
+    // Every call a module has in flight may listen on its signal (the pods module's CRI calls: one
+    // each, removed when the call ends), so more than Node's default 10 at once is no leak: without
+    // this, 20 pods starting print "MaxListenersExceededWarning: Possible EventTarget memory leak".
+    setMaxListeners(0, run.ac.signal);
     e.run = run;
     this.set(e, 'starting');
     const fail = (err: unknown) => void this.fail(e, run, err);

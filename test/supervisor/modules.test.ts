@@ -425,4 +425,30 @@ test('retryNow ends a backoff at once and keeps the streak; it is a no-op unless
   await s.sup.stop();
 });
 
+test("a module's signal takes a listener per call in flight, however many, without Node's leak warning", async () => {
+  const s = setup();
+  const warnings: string[] = [];
+  const onWarning = (w: Error) => void warnings.push(`${w.name}: ${w.message}`);
+  process.on('warning', onWarning);
+  try {
+    s.sup.register({
+      name: 'busy',
+      policy: 'Always',
+      run: (ctx) => {
+        // 50 calls in flight at once, each listening for the abort, as the pods module's CRI calls.
+        for (let i = 0; i < 50; i++) ctx.signal.addEventListener('abort', () => {}, { once: true });
+        return untilAborted(ctx);
+      },
+    });
+    s.sup.start();
+    await settle();
+    await new Promise((r) => setImmediate(r)); // process warnings are emitted on the next tick
+    assert.is(s.snap('busy').state, 'running');
+    assert.equal(warnings, []);
+  } finally {
+    process.off('warning', onWarning);
+    await s.sup.stop();
+  }
+});
+
 test.run();
