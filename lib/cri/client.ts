@@ -115,30 +115,28 @@ export class CriClient {
     signal?: AbortSignal,
   ): Promise<string> {
     const req = { config, runtimeHandler };
-    const res = await this.call<{ podSandboxId: string }>(
-      runtime,
-      'RunPodSandbox',
-      req,
-      undefined,
-      this.timeoutMs,
-      signal,
-    );
+    const res = await this.call<{ podSandboxId: string }>(runtime, 'RunPodSandbox', req, { signal });
     return res.podSandboxId;
   }
 
   /** Stops a sandbox, killing its containers; idempotent. `signal` cancels the call. */
   async stopPodSandbox(id: string, signal?: AbortSignal): Promise<void> {
-    await this.call(runtime, 'StopPodSandbox', { podSandboxId: id }, sandbox(id), this.timeoutMs, signal);
+    await this.call(runtime, 'StopPodSandbox', { podSandboxId: id }, { target: sandbox(id), signal });
   }
 
   /** Removes a sandbox and its containers; idempotent. */
   async removePodSandbox(id: string): Promise<void> {
-    await this.call(runtime, 'RemovePodSandbox', { podSandboxId: id }, sandbox(id));
+    await this.call(runtime, 'RemovePodSandbox', { podSandboxId: id }, { target: sandbox(id) });
   }
 
   async podSandboxStatus(id: string): Promise<T.PodSandboxStatus> {
     type Res = { status: T.PodSandboxStatus | null };
-    const res = await this.call<Res>(runtime, 'PodSandboxStatus', { podSandboxId: id }, sandbox(id));
+    const res = await this.call<Res>(
+      runtime,
+      'PodSandboxStatus',
+      { podSandboxId: id },
+      { target: sandbox(id) },
+    );
     if (!res.status) throw notFound('podsandboxes', id);
     return res.status;
   }
@@ -159,13 +157,12 @@ export class CriClient {
   ): Promise<string> {
     const req = { podSandboxId: podId, config, sandboxConfig };
     type Res = { containerId: string };
-    return (await this.call<Res>(runtime, 'CreateContainer', req, undefined, this.timeoutMs, signal))
-      .containerId;
+    return (await this.call<Res>(runtime, 'CreateContainer', req, { signal })).containerId;
   }
 
   /** Starts a created container. `signal` cancels the call. */
   async startContainer(id: string, signal?: AbortSignal): Promise<void> {
-    await this.call(runtime, 'StartContainer', { containerId: id }, container(id), this.timeoutMs, signal);
+    await this.call(runtime, 'StartContainer', { containerId: id }, { target: container(id), signal });
   }
 
   /** Signals the container's stop signal and kills it after `timeoutSeconds`; idempotent. `signal` cancels the call. */
@@ -173,17 +170,17 @@ export class CriClient {
     // The runtime answers once the container is gone, so the deadline covers the grace period.
     const req = { containerId: id, timeout: timeoutSeconds };
     const timeoutMs = this.timeoutMs + timeoutSeconds * 1000;
-    await this.call(runtime, 'StopContainer', req, container(id), timeoutMs, signal);
+    await this.call(runtime, 'StopContainer', req, { target: container(id), timeoutMs, signal });
   }
 
   /** Removes a container, killing it first if it runs; idempotent. */
   async removeContainer(id: string): Promise<void> {
-    await this.call(runtime, 'RemoveContainer', { containerId: id }, container(id));
+    await this.call(runtime, 'RemoveContainer', { containerId: id }, { target: container(id) });
   }
 
   /** Asks the runtime to reopen a container's log at its path, after the file there was renamed (rotation). */
   async reopenContainerLog(id: string): Promise<void> {
-    await this.call(runtime, 'ReopenContainerLog', { containerId: id }, container(id));
+    await this.call(runtime, 'ReopenContainerLog', { containerId: id }, { target: container(id) });
   }
 
   async listContainers(filter?: T.ContainerFilter): Promise<T.Container[]> {
@@ -194,7 +191,7 @@ export class CriClient {
   async containerStatus(id: string, signal?: AbortSignal): Promise<T.ContainerStatus> {
     type Res = { status: T.ContainerStatus | null };
     const req = { containerId: id };
-    const res = await this.call<Res>(runtime, 'ContainerStatus', req, container(id), this.timeoutMs, signal);
+    const res = await this.call<Res>(runtime, 'ContainerStatus', req, { target: container(id), signal });
     if (!res.status) throw notFound('containers', id);
     return res.status;
   }
@@ -210,24 +207,27 @@ export class CriClient {
     signal?: AbortSignal,
   ): Promise<T.ExecSyncResult> {
     const req = { containerId: id, cmd, timeout: timeoutSeconds };
-    return this.call(runtime, 'ExecSync', req, container(id), this.timeoutMs + timeoutSeconds * 1000, signal);
+    const timeoutMs = this.timeoutMs + timeoutSeconds * 1000;
+    return this.call(runtime, 'ExecSync', req, { target: container(id), timeoutMs, signal });
   }
 
   /** Prepares a streaming exec; returns the runtime's single-use URL. */
   async exec(req: T.ExecRequest): Promise<string> {
-    return (await this.call<{ url: string }>(runtime, 'Exec', req, container(req.containerId))).url;
+    return (await this.call<{ url: string }>(runtime, 'Exec', req, { target: container(req.containerId) }))
+      .url;
   }
 
   /** Prepares a streaming attach to a running container's stdio; returns the runtime's URL. */
   async attach(req: T.AttachRequest): Promise<string> {
-    return (await this.call<{ url: string }>(runtime, 'Attach', req, container(req.containerId))).url;
+    return (await this.call<{ url: string }>(runtime, 'Attach', req, { target: container(req.containerId) }))
+      .url;
   }
 
   /** Prepares a port forward into a pod's network namespace; returns the runtime's URL. */
   async portForward(podSandboxId: string, ports: number[] = []): Promise<string> {
     const req = { podSandboxId, port: ports };
     const target = { kind: 'podsandboxes', name: podSandboxId };
-    return (await this.call<{ url: string }>(runtime, 'PortForward', req, target)).url;
+    return (await this.call<{ url: string }>(runtime, 'PortForward', req, { target })).url;
   }
 
   /** Usage of every container (or those the filter names). */
@@ -253,7 +253,8 @@ export class CriClient {
     const req = { image: { image }, ...rest };
     const target = { kind: 'images', name: image };
     type Res = { imageRef: string };
-    return (await this.call<Res>(images, 'PullImage', req, target, this.pullTimeoutMs, signal)).imageRef;
+    return (await this.call<Res>(images, 'PullImage', req, { target, timeoutMs: this.pullTimeoutMs, signal }))
+      .imageRef;
   }
 
   // One unary call (see unaryCall: while the runtime is down it fails at once with UNAVAILABLE),
@@ -262,10 +263,9 @@ export class CriClient {
     svc: () => ServiceDefinition,
     method: string,
     req: object,
-    target?: Target,
-    timeoutMs = this.timeoutMs,
-    signal?: AbortSignal,
+    o: { target?: Target | undefined; timeoutMs?: number; signal?: AbortSignal | undefined } = {},
   ) {
+    const { target, timeoutMs = this.timeoutMs, signal } = o;
     const started = performance.now();
     const seconds = () => (performance.now() - started) / 1000;
     return unaryCall<Res>(this.client, svc()[method]!, req, timeoutMs, signal).then(
