@@ -25,6 +25,9 @@ const zodEnglishOnly = {
   },
 };
 
+/** An esbuild filter matching exactly the module name `specifier`. */
+const exactly = (specifier) => new RegExp(`^${specifier.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}$`);
+
 /**
  * Replaces `specifier` by `contents` (JavaScript) where a file under `node_modules/PKG/` (PKG of
  * `importer`, a package name) imports it; every other importer gets the real module.
@@ -32,8 +35,7 @@ const zodEnglishOnly = {
 const stubFor = (b, { specifier, importer, contents }) => {
   const namespace = `stub-${importer}-${specifier}`;
   const from = new RegExp(`[\\\\/]${importer.replace('/', '[\\\\/]')}[\\\\/]`);
-  const exact = new RegExp(`^${specifier.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}$`);
-  b.onResolve({ filter: exact }, (args) =>
+  b.onResolve({ filter: exactly(specifier) }, (args) =>
     from.test(args.importer) ? { path: specifier, namespace } : undefined,
   );
   b.onLoad({ filter: /.*/, namespace }, () => ({ contents, loader: 'js' }));
@@ -132,8 +134,7 @@ const vendorRequires = {
   name: 'vendor-requires',
   setup(b) {
     for (const v of vendorResults) {
-      const exact = new RegExp(`^${v.pkg.replace(/[/.]/g, '\\$&')}$`);
-      b.onResolve({ filter: exact }, async (args) => {
+      b.onResolve({ filter: exactly(v.pkg) }, async (args) => {
         if (args.pluginData === 'vendor') return undefined;
         // The importer must get the same copy of the package as the vendor file holds.
         const real = await b.resolve(args.path, {
