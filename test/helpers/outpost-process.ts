@@ -4,6 +4,7 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import * as assert from 'uvu/assert';
 import { adminToken, registerAdmin } from './agent.ts';
 
 const root = join(import.meta.dirname, '../..');
@@ -159,4 +160,18 @@ export async function spawnOutpost(o: OutpostOptions): Promise<OutpostProcess> {
         body: JSON.stringify(body),
       }),
   };
+}
+
+/**
+ * SIGTERM to an agent while a pod pass waits on the runtime (a stop through a long grace period,
+ * an image pull): it exits 0 having cancelled the pass, without the supervisor abandoning the pods
+ * module after its settle timeout and without failing the pod.
+ */
+export async function termCancellingPass(p: OutpostProcess): Promise<void> {
+  const code = await p.term();
+  const logs = p.logs();
+  assert.is(code, 0, logs);
+  assert.not.match(logs, /module ignored abort/);
+  assert.match(logs, /pod sync cancelled: the agent is stopping/);
+  assert.not.match(logs, /pod sync failed/);
 }
