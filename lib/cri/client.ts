@@ -283,8 +283,8 @@ export class CriClient {
           { method, ms: Math.round(took * 1000), code: grpc?.code, details: grpc?.details },
           'CRI call failed',
         );
-        const ctx = { endpoint: this.endpoint, method, timeoutMs, ...(target ? { object: target } : {}) };
-        throw toStatusError(err, ctx);
+        const ctx = { endpoint: this.endpoint, method, timeoutMs, aborted: signal?.aborted === true };
+        throw toStatusError(err, target ? { ...ctx, object: target } : ctx);
       },
     );
   }

@@ -21,6 +21,8 @@ export interface CriCallContext {
   object?: { kind: string; name: string };
   /** The deadline the call had, for the timeout message. */
   timeoutMs?: number;
+  /** Whether the caller's signal had aborted: a CANCELLED is then Outpost's own cancel. */
+  aborted?: boolean;
 }
 
 /** Translates a failed CRI call into the Status error Outpost's API renders. */
@@ -41,6 +43,14 @@ export function toStatusError(err: unknown, ctx: CriCallContext): StatusError {
       return timeout(
         `${ctx.method} got no answer from the container runtime at ${ctx.endpoint}` +
           (ctx.timeoutMs === undefined ? '' : ` within ${ctx.timeoutMs} ms`),
+      );
+    case GrpcStatus.CANCELLED:
+      // Outpost cancels a call only when the work that made it stops (the agent stopping): the
+      // server cannot do this now, as for DEADLINE_EXCEEDED, and nothing is wrong with the request.
+      return unavailable(
+        ctx.aborted
+          ? `${ctx.method} on the container runtime at ${ctx.endpoint} was cancelled: the agent is stopping`
+          : `${ctx.method} was cancelled by the container runtime at ${ctx.endpoint}: ${details}`,
       );
     case GrpcStatus.ALREADY_EXISTS:
       return conflict(`${ctx.method}: ${details}`, ctx.object);

@@ -58,6 +58,27 @@ test('DEADLINE_EXCEEDED is 504 with the method and deadline', () => {
   assert.match(s.message, '1500 ms');
 });
 
+test('CANCELLED is 503 ServiceUnavailable: the agent stopping cancelled the call, or the runtime did', () => {
+  const err = grpcError(status.CANCELLED, 'Cancelled on client');
+  const ours = toStatusError(err, { endpoint, method: 'ListContainers', timeoutMs: 30_000, aborted: true });
+  assert.is(ours.code, 503);
+  assert.is(ours.reason, 'ServiceUnavailable');
+  assert.is(
+    ours.message,
+    `ListContainers on the container runtime at ${endpoint} was cancelled: the agent is stopping`,
+  );
+  const theirs = toStatusError(grpcError(status.CANCELLED, 'context canceled'), {
+    endpoint,
+    method: 'StopContainer',
+  });
+  assert.is(theirs.code, 503);
+  assert.is(theirs.reason, 'ServiceUnavailable');
+  assert.is(
+    theirs.message,
+    `StopContainer was cancelled by the container runtime at ${endpoint}: context canceled`,
+  );
+});
+
 test('ALREADY_EXISTS is 409 and INVALID_ARGUMENT is 400', () => {
   const exists = toStatusError(grpcError(status.ALREADY_EXISTS, 'name "web_default" is reserved'), {
     endpoint,
@@ -75,7 +96,7 @@ test('ALREADY_EXISTS is 409 and INVALID_ARGUMENT is 400', () => {
 });
 
 test('any other gRPC code is 500 with the code name', () => {
-  for (const code of [status.UNKNOWN, status.FAILED_PRECONDITION, status.INTERNAL, status.CANCELLED]) {
+  for (const code of [status.UNKNOWN, status.FAILED_PRECONDITION, status.INTERNAL]) {
     const s = toStatusError(grpcError(code, 'boom'), { endpoint, method: 'StartContainer' });
     assert.is(s.code, 500, status[code]);
     assert.is(s.reason, 'InternalError');
