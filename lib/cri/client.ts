@@ -124,25 +124,24 @@ export class CriClient {
     await this.call(runtime, 'StopPodSandbox', { podSandboxId: id }, { target: sandbox(id), signal });
   }
 
-  /** Removes a sandbox and its containers; idempotent. */
-  async removePodSandbox(id: string): Promise<void> {
-    await this.call(runtime, 'RemovePodSandbox', { podSandboxId: id }, { target: sandbox(id) });
+  /** Removes a sandbox and its containers; idempotent. `signal` cancels the call. */
+  async removePodSandbox(id: string, signal?: AbortSignal): Promise<void> {
+    await this.call(runtime, 'RemovePodSandbox', { podSandboxId: id }, { target: sandbox(id), signal });
   }
 
-  async podSandboxStatus(id: string): Promise<T.PodSandboxStatus> {
+  /** A sandbox's status; `signal` cancels the call. */
+  async podSandboxStatus(id: string, signal?: AbortSignal): Promise<T.PodSandboxStatus> {
     type Res = { status: T.PodSandboxStatus | null };
-    const res = await this.call<Res>(
-      runtime,
-      'PodSandboxStatus',
-      { podSandboxId: id },
-      { target: sandbox(id) },
-    );
+    const req = { podSandboxId: id };
+    const res = await this.call<Res>(runtime, 'PodSandboxStatus', req, { target: sandbox(id), signal });
     if (!res.status) throw notFound('podsandboxes', id);
     return res.status;
   }
 
-  async listPodSandbox(filter?: T.PodSandboxFilter): Promise<T.PodSandbox[]> {
-    return (await this.call<{ items: T.PodSandbox[] }>(runtime, 'ListPodSandbox', { filter })).items;
+  /** The sandboxes (those the filter names); `signal` cancels the call. */
+  async listPodSandbox(filter?: T.PodSandboxFilter, signal?: AbortSignal): Promise<T.PodSandbox[]> {
+    return (await this.call<{ items: T.PodSandbox[] }>(runtime, 'ListPodSandbox', { filter }, { signal }))
+      .items;
   }
 
   /**
@@ -173,9 +172,9 @@ export class CriClient {
     await this.call(runtime, 'StopContainer', req, { target: container(id), timeoutMs, signal });
   }
 
-  /** Removes a container, killing it first if it runs; idempotent. */
-  async removeContainer(id: string): Promise<void> {
-    await this.call(runtime, 'RemoveContainer', { containerId: id }, { target: container(id) });
+  /** Removes a container, killing it first if it runs; idempotent. `signal` cancels the call. */
+  async removeContainer(id: string, signal?: AbortSignal): Promise<void> {
+    await this.call(runtime, 'RemoveContainer', { containerId: id }, { target: container(id), signal });
   }
 
   /** Asks the runtime to reopen a container's log at its path, after the file there was renamed (rotation). */
@@ -183,8 +182,10 @@ export class CriClient {
     await this.call(runtime, 'ReopenContainerLog', { containerId: id }, { target: container(id) });
   }
 
-  async listContainers(filter?: T.ContainerFilter): Promise<T.Container[]> {
-    return (await this.call<{ containers: T.Container[] }>(runtime, 'ListContainers', { filter })).containers;
+  /** The containers (those the filter names); `signal` cancels the call. */
+  async listContainers(filter?: T.ContainerFilter, signal?: AbortSignal): Promise<T.Container[]> {
+    type Res = { containers: T.Container[] };
+    return (await this.call<Res>(runtime, 'ListContainers', { filter }, { signal })).containers;
   }
 
   /** A container's status; `signal` cancels the call. */
@@ -235,13 +236,15 @@ export class CriClient {
     return (await this.call<{ stats: T.ContainerStats[] }>(runtime, 'ListContainerStats', { filter })).stats;
   }
 
-  async listImages(filter?: { image: T.ImageSpec }): Promise<T.Image[]> {
-    return (await this.call<{ images: T.Image[] }>(images, 'ListImages', { filter })).images;
+  /** The images (those the filter names); `signal` cancels the call. */
+  async listImages(filter?: { image: T.ImageSpec }, signal?: AbortSignal): Promise<T.Image[]> {
+    return (await this.call<{ images: T.Image[] }>(images, 'ListImages', { filter }, { signal })).images;
   }
 
-  /** The image, or null when the runtime does not have it. */
-  async imageStatus(image: string): Promise<T.Image | null> {
-    return (await this.call<{ image: T.Image | null }>(images, 'ImageStatus', { image: { image } })).image;
+  /** The image, or null when the runtime does not have it. `signal` cancels the call. */
+  async imageStatus(image: string, signal?: AbortSignal): Promise<T.Image | null> {
+    const req = { image: { image } };
+    return (await this.call<{ image: T.Image | null }>(images, 'ImageStatus', req, { signal })).image;
   }
 
   /** Pulls an image; returns its reference (the image id). `signal` cancels the pull. */

@@ -58,7 +58,7 @@ export async function serveContainerLog(c: AppContext, pod: Pod, container: stri
   const name = pod.metadata.name;
   const { cri, shutdown, log } = c.var;
   if (!cri) throw unavailable('no container runtime is configured on this node');
-  const source = await locateLog(cri, pod, container, q.previous);
+  const source = await locateLog(cri, pod, container, q.previous, shutdown);
   const sinceNs =
     q.sinceTime ??
     (q.sinceSeconds === undefined ? undefined : BigInt(c.var.now() - q.sinceSeconds * 1000) * 1_000_000n);

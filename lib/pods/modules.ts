@@ -127,7 +127,7 @@ export function podModules(o: PodModulesOptions): PodModules {
     while (!signal.aborted) {
       await sleep(o.containerLog.monitorIntervalMs, signal);
       if (!signal.aborted)
-        await rotator.pass().catch((err) => log.debug({ err }, 'container log rotation pass failed'));
+        await rotator.pass(signal).catch((err) => log.debug({ err }, 'container log rotation pass failed'));
     }
   };
   const podsModule: ModuleSpec = {

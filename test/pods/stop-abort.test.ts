@@ -1,8 +1,9 @@
 // A stopping agent is not held by a pod being deleted or by an image pull: an abort cancels the
 // CRI calls in flight (unaryCall's signal, grpc-js call.cancel()), the pod manager's stop()
 // returns, and the pod is left as it was in the metabase (still deleting; not failed, no
-// ErrImagePull), with no failure and no status written, for the next start to finish. Against an
-// in-process fake CRI server whose StopContainer and PullImage wait until told.
+// ErrImagePull), with no failure and no status written, for the next start to finish. The short
+// calls too (the lists, ImageStatus, RemovePodSandbox), the garbage collector's and a restart
+// request's. Against an in-process fake CRI server whose calls named in `holding` never answer.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +12,7 @@ import { Client, credentials, Server, ServerCredentials, status } from '@grpc/gr
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { openMetabase } from '#db/open.ts';
+import { createApp } from '#lib/app.ts';
 import { systemClock } from '#lib/clock.ts';
 import { CriClient } from '#lib/cri/client.ts';
 import { descriptor } from '#lib/cri/proto.gen.ts';
@@ -18,10 +20,14 @@ import type * as T from '#lib/cri/types.ts';
 import { isGrpcError } from '#lib/grpc/errors.ts';
 import { lazyServices } from '#lib/grpc/services.ts';
 import { unaryCall } from '#lib/grpc/unary.ts';
+import { isStatusError } from '#lib/kube/status.ts';
 import type { Pod } from '#lib/kube/types.ts';
 import type { Logger } from '#lib/log.ts';
 import { ProbeManager } from '#lib/pods/probes/index.ts';
+import { MANAGED_BY } from '#lib/pods/runtime/labels.ts';
+import { collectGarbage } from '#lib/pods/worker/gc.ts';
 import { PodManager } from '#lib/pods/worker/manager.ts';
+import { RestartRequests } from '#lib/pods/worker/restart-requests.ts';
 import { createStore } from '#lib/store/index.ts';
 import { waitFor } from '../helpers/lab.ts';
 
@@ -128,6 +134,7 @@ class FakeCri {
       }),
     };
     const images: Record<string, Handler> = {
+      ListImages: answer('ListImages', () => ({ images: [] })),
       ImageStatus: answer('ImageStatus', () => ({
         image: this.pulled ? { id: 'sha256:1', repoTags: [], repoDigests: [], size: '1' } : null,
       })),
@@ -207,10 +214,14 @@ function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   return Promise.race([p, late]).finally(() => clearTimeout(timer));
 }
 
-/** A pod manager's world for one test: the fake runtime, a metabase, the log; all closed after `body`. */
+/**
+ * A pod manager's world for one test: the fake runtime, a metabase, the log; all closed after `body`.
+ * The client's deadline is an hour: a call no abort cancels is never ended by it within a test.
+ */
 async function withPods(
   body: (w: {
     fake: FakeCri;
+    cri: CriClient;
     store: ReturnType<typeof createStore>;
     lines: string[];
     manager: (signal?: AbortSignal) => PodManager;
@@ -219,7 +230,7 @@ async function withPods(
   const dir = mkdtempSync(join(tmpdir(), 'outpost-stop-abort-'));
   const fake = new FakeCri();
   const port = await fake.listen();
-  const cri = new CriClient({ endpoint: `127.0.0.1:${port}` });
+  const cri = new CriClient({ endpoint: `127.0.0.1:${port}`, timeoutMs: 3_600_000 });
   const metabase = openMetabase(dir);
   const store = createStore(metabase, { host: NODE });
   const lines: string[] = [];
@@ -236,7 +247,7 @@ async function withPods(
       signal,
     });
   try {
-    await body({ fake, store, lines, manager });
+    await body({ fake, cri, store, lines, manager });
   } finally {
     metabase.close();
     cri.close();
@@ -247,13 +258,14 @@ async function withPods(
 
 /**
  * Starts a manager with a signal, aborts it once the runtime got `method` (held unanswered), and checks that stop()
- * returns (a deadline that only a failed abort reaches) and that the runtime saw the call cancelled.
+ * and start() return (a deadline that only a failed abort reaches) and that the runtime saw the call cancelled.
+ * Returns what start() settled with (its error, when the abort came during its listing of the runtime).
  */
 async function abortDuring(
   method: string,
   fake: FakeCri,
   manager: (signal?: AbortSignal) => PodManager,
-): Promise<void> {
+): Promise<unknown> {
   fake.holding.add(method);
   const ac = new AbortController();
   const first = manager(ac.signal);
@@ -261,8 +273,19 @@ async function abortDuring(
   assert.ok(await waitFor(() => fake.calls.includes(method), 60_000, 10), `${fake.calls}`);
   ac.abort();
   await within(first.stop(), 60_000, 'stop() after the abort');
-  assert.is(await started, undefined);
+  const outcome = await within(started, 60_000, 'start() after the abort');
   assert.ok(await waitFor(() => fake.cancelled.includes(method), 60_000, 10), `${method} not cancelled`);
+  return outcome;
+}
+
+/** Puts the pod `web` (one container `main`) bound to this node; returns its uid. */
+function putWeb(store: ReturnType<typeof createStore>): string {
+  const spec = { nodeName: NODE, containers: [{ name: 'main', image: 'busybox:1.36' }] };
+  store.pods.put(
+    { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: 'default' }, spec },
+    'api',
+  );
+  return store.pods.record('default', 'web')!.uid;
 }
 
 /** A warning or an error in the recorded log: a cancel taken for a failure. */
@@ -326,7 +349,7 @@ test('an abort while a deleted pod waits out its grace period: stop() returns, t
     store.pods.markDeleting('default', 'web');
     const before = store.pods.get('default', 'web')!;
 
-    await abortDuring('StopContainer', fake, manager);
+    assert.is(await abortDuring('StopContainer', fake, manager), undefined);
     assert.not.ok(fake.calls.includes('RemovePodSandbox'), `${fake.calls}`);
     // Still there, still deleting, its status as it was: nothing recorded the cancel as a failure.
     const after = store.pods.get('default', 'web');
@@ -367,7 +390,7 @@ async function abortWhileStarting(method: string, w: World): Promise<{ first: st
   const before = store.pods.get('default', 'web')!;
   const eventsBefore = store.events.list().items.length;
 
-  await abortDuring(method, fake, manager);
+  assert.is(await abortDuring(method, fake, manager), undefined);
   // Its status as it was, no Failed event: nothing recorded the cancel as a failure.
   assert.equal(store.pods.get('default', 'web')?.status, before.status);
   const events = store.events.list().items.slice(eventsBefore);
@@ -409,5 +432,158 @@ test('an abort while a container starts: no Failed event, no status; the next st
     assert.ok(next.includes('StartContainer'), `${next}`);
     assert.not.ok(next.includes('CreateContainer'), `${next}`);
   }));
+
+test('an abort while the start lists the runtime: the list is cancelled, nothing says the runtime is unreachable', () =>
+  withPods(async ({ fake, store, lines, manager }) => {
+    putWeb(store);
+    const outcome = await abortDuring('ListContainers', fake, manager);
+    // start() ends with the cancel (the pods module has returned on the abort already), a 503.
+    assert.ok(isStatusError(outcome) && outcome.code === 503, String(outcome));
+    assert.match(outcome.message, 'ListContainers on the container runtime at');
+    assert.match(outcome.message, 'was cancelled: the agent is stopping');
+    assert.not.ok(fake.calls.includes('RunPodSandbox'), `${fake.calls}`);
+    assert.not.ok(lines.some(isProblem), lines.join('\n'));
+  }));
+
+test('an abort while the image of a new pod is looked up (ImageStatus): no Failed event, no status; the next start pulls and runs the pod', () =>
+  withPods(async (w) => {
+    const { first, next } = await abortWhileStarting('ImageStatus', w);
+    assert.not.ok(first.includes('PullImage') || first.includes('CreateContainer'), `${first}`);
+    assert.ok(next.includes('PullImage') && next.includes('StartContainer'), `${next}`);
+  }));
+
+test('an abort while the IP of a new pod is asked (PodSandboxStatus): no status without its IP, no Failed event; the next start runs the pod', () =>
+  withPods(async (w) => {
+    w.fake.pulled = true;
+    const { first } = await abortWhileStarting('PodSandboxStatus', w);
+    assert.not.ok(first.includes('CreateContainer'), `${first}`);
+  }));
+
+test('an abort while the sandbox of a deleted pod is removed (RemovePodSandbox): stop() returns, the pod stays deleting, the next start removes it', () =>
+  withPods(async ({ fake, store, lines, manager }) => {
+    fake.hold(putWeb(store));
+    // Nothing left running: the pass goes straight to removing the sandbox.
+    fake.container!.state = 'CONTAINER_EXITED';
+    fake.sandbox!.state = 'SANDBOX_NOTREADY';
+    store.pods.markDeleting('default', 'web');
+
+    assert.is(await abortDuring('RemovePodSandbox', fake, manager), undefined);
+    assert.ok(store.pods.get('default', 'web')?.metadata.deletionTimestamp, 'still marked deleting');
+    assert.ok(lines.includes('info pod sync cancelled: the agent is stopping'), lines.join('\n'));
+    assert.not.ok(lines.some(isProblem), lines.join('\n'));
+
+    fake.holding.clear();
+    const second = manager();
+    await within(second.start(), 60_000, 'the next start');
+    await second.stop();
+    assert.is(store.pods.get('default', 'web'), undefined);
+    assert.is(fake.sandbox, undefined);
+  }));
+
+test('an abort while the garbage collector stops a sandbox: the stop is cancelled and the collection ends', () =>
+  withPods(async ({ fake, cri, lines }) => {
+    fake.hold('gone-uid');
+    fake.sandbox!.annotations[MANAGED_BY] = 'metabase-1';
+    fake.holding.add('StopPodSandbox');
+    const ac = new AbortController();
+    const collected = collectGarbage({
+      cri,
+      log: recordingLogger(lines),
+      runtime: new Map([['gone-uid', { uid: 'gone-uid', sandboxes: [fake.sandbox!], containers: [] }]]),
+      known: new Set(['another-uid']),
+      managedBy: 'metabase-1',
+      signal: ac.signal,
+    });
+    assert.ok(await waitFor(() => fake.calls.includes('StopPodSandbox'), 60_000, 10), `${fake.calls}`);
+    ac.abort();
+    await within(collected, 60_000, 'the collection after the abort');
+    assert.ok(await waitFor(() => fake.cancelled.includes('StopPodSandbox'), 60_000, 10), 'not cancelled');
+    assert.not.ok(lines.some(isProblem), lines.join('\n'));
+  }));
+
+/**
+ * The API over the fake runtime with the agent's shutdown signal, and the pod `web` the runtime
+ * holds (one running container, labelled as the restart's and the log's lists ask for).
+ */
+function apiWorld({ fake, cri, store, lines }: World) {
+  const uid = putWeb(store);
+  fake.hold(uid);
+  fake.container!.labels = {
+    'io.kubernetes.pod.uid': uid,
+    'io.kubernetes.pod.name': 'web',
+    'io.kubernetes.pod.namespace': 'default',
+    'io.kubernetes.container.name': 'main',
+  };
+  const shutdown = new AbortController();
+  const app = createApp({
+    store,
+    log: recordingLogger(lines),
+    now: Date.now,
+    nodeName: NODE,
+    shutdown: shutdown.signal,
+    health: () => [],
+    cri,
+    restarts: new RestartRequests(Date.now),
+  });
+  return { app, shutdown };
+}
+
+type Answer = {
+  status: number;
+  body: { reason: string; message: string; details?: { causes?: { message: string }[] } };
+};
+
+/** Sends a request, aborts the shutdown once the runtime holds `method`, and returns the answer. */
+async function shutdownDuring(
+  w: World,
+  api: ReturnType<typeof apiWorld>,
+  method: string,
+  path: string,
+  verb = 'GET',
+): Promise<Answer> {
+  w.fake.holding.add(method);
+  w.fake.calls = [];
+  const pending = api.app.request(path, { method: verb });
+  assert.ok(await waitFor(() => w.fake.calls.includes(method), 60_000, 10), `${w.fake.calls}`);
+  api.shutdown.abort();
+  const res = await within(Promise.resolve(pending), 60_000, `${verb} ${path} after the shutdown`);
+  assert.ok(await waitFor(() => w.fake.cancelled.includes(method), 60_000, 10), `${method} not cancelled`);
+  return { status: res.status, body: (await res.json()) as Answer['body'] };
+}
+
+test("a restart request: the agent's shutdown cancels its stops (503, the agent is stopping, logged at info); the client's own signal does not", () =>
+  withPods(async (w) => {
+    const api = apiWorld(w);
+    const path = '/api/v1/namespaces/default/pods/web/restart';
+    // A client that has gone away (its request's signal aborted) does not cancel the stops.
+    const gone = await api.app.request(path, { method: 'POST', signal: AbortSignal.abort() });
+    assert.is(gone.status, 200, await gone.clone().text());
+    assert.is(w.fake.container?.state, 'CONTAINER_EXITED', `${w.fake.calls}`);
+
+    w.fake.container!.state = 'CONTAINER_RUNNING';
+    const { status, body } = await shutdownDuring(w, api, 'StopContainer', path, 'POST');
+    assert.is(status, 503, JSON.stringify(body));
+    assert.is(body.reason, 'ServiceUnavailable');
+    assert.is(body.message, 'pods "web" cannot be restarted: the agent is stopping');
+    assert.match(body.details?.causes?.[0]?.message ?? '', 'StopContainer on the container runtime at');
+    assert.ok(w.lines.includes('info restart cancelled: the agent is stopping'), w.lines.join('\n'));
+    assert.not.ok(w.lines.some(isProblem), w.lines.join('\n'));
+  }));
+
+for (const [what, method, path, verb] of [
+  ['a log request', 'ListContainers', '/api/v1/namespaces/default/pods/web/log', 'GET'],
+  ['an exec request', 'ListContainers', '/api/v1/namespaces/default/pods/web/exec?command=true', 'POST'],
+  ['an image list', 'ListImages', '/images', 'GET'],
+] as const) {
+  test(`${what}: the agent's shutdown cancels its runtime list, a 503 saying so`, () =>
+    withPods(async (w) => {
+      const { status, body } = await shutdownDuring(w, apiWorld(w), method, path, verb);
+      assert.is(status, 503, JSON.stringify(body));
+      assert.is(body.reason, 'ServiceUnavailable');
+      assert.match(body.message, `${method} on the container runtime at`);
+      assert.match(body.message, 'was cancelled: the agent is stopping');
+      assert.not.ok(w.lines.some(isProblem), w.lines.join('\n'));
+    }));
+}
 
 test.run();

@@ -12,7 +12,7 @@ import { streamQuery, streamsOf } from '../streams.ts';
 export async function POST(c: NodeApiContext) {
   const q = validQuery(c, streamQuery);
   const { pod, container } = findPodByPath(c);
-  const target = await runningInstance(requireRuntime(c.var.cri), pod, container ?? '');
+  const target = await runningInstance(requireRuntime(c.var.cri), pod, container ?? '', c.var.shutdown);
   const kind = isSpdyUpgrade(c.req.raw.headers) ? 'spdy' : 'websocket';
   await prepareAttachUpgrade(asApp(c), target, streamsOf(q), kind);
   return c.body(null);

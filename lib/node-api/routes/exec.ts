@@ -16,7 +16,7 @@ export async function POST(c: NodeApiContext) {
   const command = q.command ?? [];
   if (command.length === 0) throw badRequest('you must specify at least one command for the container');
   const { pod, container } = findPodByPath(c);
-  const target = await runningInstance(requireRuntime(c.var.cri), pod, container ?? '');
+  const target = await runningInstance(requireRuntime(c.var.cri), pod, container ?? '', c.var.shutdown);
   const kind = isSpdyUpgrade(c.req.raw.headers) ? 'spdy' : 'websocket';
   await prepareExecUpgrade(asApp(c), target, { command, container, ...streamsOf(q) }, kind);
   return c.body(null);

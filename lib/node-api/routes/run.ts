@@ -17,7 +17,7 @@ export async function POST(c: NodeApiContext) {
   if (command.length === 0) throw badRequest('missing command: query parameter "cmd" is required');
   const { pod, container } = findPodByPath(c);
   const cri = requireRuntime(c.var.cri);
-  const target = await runningInstance(cri, pod, container ?? '');
+  const target = await runningInstance(cri, pod, container ?? '', c.var.shutdown);
   const out = await runInContainer(cri, target, command, { timeoutSeconds: RUN_TIMEOUT_SECONDS });
   return c.body(new Uint8Array(Buffer.concat([out.stdout, out.stderr])), 200, {
     'Content-Type': 'text/plain',

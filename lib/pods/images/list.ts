@@ -24,9 +24,14 @@ const podImages = (rec: PodRecord): string[] =>
 /**
  * The runtime's images with the pods of the metabase that use them. A pod's image reference is
  * resolved by the runtime (ImageStatus), so `busybox` finds `docker.io/library/busybox:latest`.
+ * `signal` (the agent's shutdown) cancels the runtime calls: a 503.
  */
-export async function listImages(cri: CriClient, pods: PodRecord[]): Promise<ImageItem[]> {
-  const images = await cri.listImages();
+export async function listImages(
+  cri: CriClient,
+  pods: PodRecord[],
+  signal?: AbortSignal,
+): Promise<ImageItem[]> {
+  const images = await cri.listImages(undefined, signal);
   const users = new Map<string, Set<string>>();
   const refs = new Map<string, string[]>();
   for (const rec of pods) {
@@ -34,7 +39,10 @@ export async function listImages(cri: CriClient, pods: PodRecord[]): Promise<Ima
       refs.set(ref, [...(refs.get(ref) ?? []), `${rec.namespace}/${rec.name}`]);
   }
   for (const [ref, names] of refs) {
-    const found: Image | null = await cri.imageStatus(ref).catch(() => null);
+    const found: Image | null = await cri.imageStatus(ref, signal).catch((e: unknown) => {
+      if (signal?.aborted) throw e;
+      return null;
+    });
     if (!found) continue;
     const set = users.get(found.id) ?? new Set<string>();
     for (const n of names) set.add(n);

@@ -57,12 +57,12 @@ export async function locateLog(
   pod: Pod,
   container: string,
   previous: boolean,
+  signal?: AbortSignal,
 ): Promise<LogSource> {
   const uid = pod.metadata.uid ?? '';
   const podName = pod.metadata.name ?? '';
-  const listed = (
-    await cri.listContainers({ labelSelector: { [POD_UID]: uid, [CONTAINER_NAME]: container } })
-  ).sort(newestFirst);
+  const filter = { labelSelector: { [POD_UID]: uid, [CONTAINER_NAME]: container } };
+  const listed = (await cri.listContainers(filter, signal)).sort(newestFirst);
   const st = [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])].find(
     (s) => s.name === container,
   );
@@ -80,7 +80,7 @@ export async function locateLog(
   if (!id) throw missing();
   let status: Awaited<ReturnType<CriClient['containerStatus']>>;
   try {
-    status = await cri.containerStatus(id);
+    status = await cri.containerStatus(id, signal);
   } catch (e) {
     if (isStatusError(e) && e.code === 404) throw missing(); // removed since (garbage collection)
     throw e;

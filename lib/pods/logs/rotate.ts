@@ -47,17 +47,22 @@ export class ContainerLogRotator {
     this.#now = o.now ?? Date.now;
   }
 
-  /** Checks every running pod container once; one container's failure does not stop the others. */
-  async pass(): Promise<number> {
-    const running = await this.#cri.listContainers({ state: { state: 'CONTAINER_RUNNING' } });
+  /**
+   * Checks every running pod container once; one container's failure does not stop the others.
+   * `signal` (the agent stopping) cancels the runtime calls and ends the pass.
+   */
+  async pass(signal?: AbortSignal): Promise<number> {
+    const running = await this.#cri.listContainers({ state: { state: 'CONTAINER_RUNNING' } }, signal);
     let rotated = 0;
     for (const c of running) {
       const uid = c.labels[POD_UID];
       if (!uid || !this.#owns(uid)) continue;
+      if (signal?.aborted) break;
       try {
-        const { logPath } = await this.#cri.containerStatus(c.id);
+        const { logPath } = await this.#cri.containerStatus(c.id, signal);
         if (logPath && (await this.rotate(c.id, logPath))) rotated++;
       } catch (err) {
+        if (signal?.aborted) break; // cancelled, not failed: the next pass after a start looks again
         this.#log.warn({ err, containerId: c.id }, 'container log rotation failed');
       }
     }

@@ -74,17 +74,20 @@ function stateReason(status: ContainerStatus | undefined): string | undefined {
 
 /**
  * The running instance of `container` in `pod`, found on the runtime by the kubelet labels (pod
- * uid and container name); 409 Conflict when none runs, 503 when the runtime cannot be reached.
+ * uid and container name); 409 Conflict when none runs, 503 when the runtime cannot be reached
+ * or `signal` (the agent's shutdown) cancelled the call.
  */
 export async function runningInstance(
   cri: CriClient,
   pod: Pod,
   container: string,
+  signal?: AbortSignal,
 ): Promise<RunningContainer> {
-  const running = await cri.listContainers({
+  const filter = {
     labelSelector: { [POD_UID]: pod.metadata.uid ?? '', [CONTAINER_NAME]: container },
-    state: { state: 'CONTAINER_RUNNING' },
-  });
+    state: { state: 'CONTAINER_RUNNING' as const },
+  };
+  const running = await cri.listContainers(filter, signal);
   const newest = running.sort(newestFirst)[0];
   if (newest) return { pod, container, containerId: newest.id };
   const podName = pod.metadata.name ?? '';
@@ -104,12 +107,12 @@ export async function runningInstance(
  * down) for a running instance (409 when none).
  */
 export async function findRunningContainer(
-  deps: { store: Store; cri?: CriClient | undefined },
+  deps: { store: Store; cri?: CriClient | undefined; shutdown?: AbortSignal | undefined },
   namespace: string,
   name: string,
   container?: string,
 ): Promise<RunningContainer> {
   const pod = findPod(deps.store, namespace, name);
   const resolved = resolveContainer(pod, container);
-  return runningInstance(requireRuntime(deps.cri), pod, resolved);
+  return runningInstance(requireRuntime(deps.cri), pod, resolved, deps.shutdown);
 }

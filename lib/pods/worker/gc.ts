@@ -15,6 +15,8 @@ export interface GcInput {
   known: Set<string>;
   managedBy: string;
   onRemoved?: (containerId: string) => void;
+  /** The agent's: cancels the runtime calls in flight and ends the collection (the agent stopping). */
+  signal?: AbortSignal | undefined;
 }
 
 const warned = new Set<string>();
@@ -25,8 +27,10 @@ const warned = new Set<string>();
  * empty or different metabase never deletes pods it finds; it logs them and leaves them.
  */
 export async function collectGarbage(g: GcInput): Promise<void> {
-  const { cri, log } = g;
+  const { cri, log, signal } = g;
   for (const [uid, rt] of g.runtime) {
+    // Stopping: what is left is collected after the next start; the calls would be cancelled at once.
+    if (signal?.aborted) return;
     if (!g.known.has(uid)) {
       const ours = rt.sandboxes.some((s) => s.annotations[MANAGED_BY] === g.managedBy);
       const s0 = rt.sandboxes[0];
@@ -38,8 +42,8 @@ export async function collectGarbage(g: GcInput): Promise<void> {
       }
       log.info({ uid, pod: name }, 'removing pod no longer in the metabase');
       for (const s of rt.sandboxes) {
-        await cri.stopPodSandbox(s.id).catch(() => {});
-        await cri.removePodSandbox(s.id).catch(() => {});
+        await cri.stopPodSandbox(s.id, signal).catch(() => {});
+        await cri.removePodSandbox(s.id, signal).catch(() => {});
       }
       for (const c of rt.containers) g.onRemoved?.(c.id);
       continue;
@@ -54,11 +58,11 @@ export async function collectGarbage(g: GcInput): Promise<void> {
       // The newest exited instance may be the current one (an init container that succeeded): keep one more.
       if (seen > DEAD_PER_CONTAINER + 1) {
         // Its log and rotated logs go with it (kubelet's log manager Clean, before RemoveContainer).
-        const logPath = await cri.containerStatus(c.id).then(
+        const logPath = await cri.containerStatus(c.id, signal).then(
           (s) => s.logPath,
           () => '',
         );
-        const removed = await cri.removeContainer(c.id).then(
+        const removed = await cri.removeContainer(c.id, signal).then(
           () => true,
           (err) => log.debug({ err, id: c.id }, 'gc: remove container failed'),
         );
@@ -76,9 +80,9 @@ export async function collectGarbage(g: GcInput): Promise<void> {
       const dead = rt.containers.filter((c) => c.podSandboxId === s.id);
       if (dead.length > 0 && rt.containers.filter((c) => c.podSandboxId !== s.id).length === 0) continue; // keep for logs --previous
       // Stopped first: a sandbox that died without a stop (a power cut) still holds its pod IP.
-      await cri.stopPodSandbox(s.id).catch(() => {});
+      await cri.stopPodSandbox(s.id, signal).catch(() => {});
       await cri
-        .removePodSandbox(s.id)
+        .removePodSandbox(s.id, signal)
         .catch((err) => log.debug({ err, id: s.id }, 'gc: remove sandbox failed'));
       for (const c of dead) g.onRemoved?.(c.id);
     }

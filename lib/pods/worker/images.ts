@@ -52,11 +52,14 @@ export class ImagePuller {
     private readonly mode: ImagePullMode = 'fallback',
   ) {}
 
-  /** The runtime's image, or null; asked once for every caller while a call for it is in flight. */
-  #status(image: string): Promise<Image | null> {
+  /**
+   * The runtime's image, or null; asked once for every caller while a call for it is in flight.
+   * `signal` (the agent's, the same for every caller) cancels the call.
+   */
+  #status(image: string, signal: AbortSignal | undefined): Promise<Image | null> {
     let pending = this.#checking.get(image);
     if (!pending) {
-      pending = this.cri.imageStatus(image).finally(() => this.#checking.delete(image));
+      pending = this.cri.imageStatus(image, signal).finally(() => this.#checking.delete(image));
       this.#checking.set(image, pending);
     }
     return pending;
@@ -65,12 +68,12 @@ export class ImagePuller {
   /**
    * Starts the presence check `ensure` makes for the container, so that it runs beside other work
    * (the pod's sandbox being created); undefined when `ensure` would not ask (pull policy Always,
-   * an invalid name). A failed check is `ensure`'s to report.
+   * an invalid name). A failed check is `ensure`'s to report. `signal` cancels it (the agent stopping).
    */
-  check(c: Container): Promise<Image | null> | undefined {
+  check(c: Container, signal?: AbortSignal): Promise<Image | null> | undefined {
     const image = c.image ?? '';
     if (!image || /\s/.test(image) || (c.imagePullPolicy ?? 'IfNotPresent') === 'Always') return undefined;
-    const pending = this.#status(image);
+    const pending = this.#status(image, signal);
     pending.catch(() => {});
     return pending;
   }
@@ -78,8 +81,9 @@ export class ImagePuller {
   /**
    * Makes sure the container's image is present; returns its image reference. `checked`: the
    * presence check `check(c)` started earlier, used instead of asking again. `signal` cancels the
-   * pull (the agent stopping): its error is rethrown as it is, with no event and no failure kept for
-   * the image's backoff, so neither this pod nor another one pulling the image sees a failed pull.
+   * pull and the presence checks (the agent stopping): the error is rethrown as it is, with no event
+   * and no failure kept for the image's backoff, so neither this pod nor another one pulling the
+   * image sees a failed pull.
    */
   async ensure(
     c: Container,
@@ -95,7 +99,7 @@ export class ImagePuller {
       );
     const policy = c.imagePullPolicy ?? 'IfNotPresent';
     if (policy !== 'Always') {
-      const present = await (checked ?? this.#status(image));
+      const present = await (checked ?? this.#status(image, signal));
       if (present) {
         event('Normal', 'Pulled', `Container image "${image}" already present on machine`);
         return present.id;
@@ -112,7 +116,7 @@ export class ImagePuller {
       this.now() < failed.at + backoffDelay(failed.count - 1, { initialMs: 10_000, maxMs: 300_000 })
     ) {
       // Within the backoff the registry is not asked again; an offline node keeps using its copy.
-      const local = failed.unreachable ? await this.#fallback(image, failed, event) : undefined;
+      const local = failed.unreachable ? await this.#fallback(image, failed, event, signal) : undefined;
       if (local) return local;
       const msg = `Back-off pulling image "${image}"`;
       event('Normal', 'BackOff', msg);
@@ -140,7 +144,7 @@ export class ImagePuller {
       const unreachable = isRegistryUnreachable(e) ? (unreachableCause(message) ?? 'timeout') : undefined;
       const failure = { count: (prev?.count ?? 0) + 1, at: this.now(), unreachable, message };
       this.#failures.set(image, failure);
-      const local = unreachable ? await this.#fallback(image, failure, event) : undefined;
+      const local = unreachable ? await this.#fallback(image, failure, event, signal) : undefined;
       if (local) return local;
       const msg = `Failed to pull image "${image}": ${message}`;
       event('Warning', 'Failed', msg);
@@ -148,10 +152,21 @@ export class ImagePuller {
     }
   }
 
-  /** The local image's id when the fallback applies (not strict, image present), after its event. */
-  async #fallback(image: string, failure: Failure, event: ImageEvent): Promise<string | undefined> {
+  /**
+   * The local image's id when the fallback applies (not strict, image present), after its event.
+   * A check cancelled by `signal` throws: no back-off, no failure for a pull that was not decided.
+   */
+  async #fallback(
+    image: string,
+    failure: Failure,
+    event: ImageEvent,
+    signal: AbortSignal | undefined,
+  ): Promise<string | undefined> {
     if (this.mode === 'strict') return undefined;
-    const local = await this.cri.imageStatus(image).catch(() => null);
+    const local = await this.cri.imageStatus(image, signal).catch((e: unknown) => {
+      if (signal?.aborted) throw e;
+      return null;
+    });
     if (!local) return undefined;
     event(
       'Warning',

@@ -266,13 +266,18 @@ export class PodManager {
 
   /** Lists the whole runtime once, grouped by pod; records what it saw. */
   async #list(): Promise<{ runtime: Map<string, RuntimePod>; listedAt: number; recovered: boolean }> {
-    const { cri, log } = this.#o;
+    const { cri, log, signal } = this.#o;
     const listedAt = ++this.#seq;
     let runtime: Map<string, RuntimePod>;
     try {
-      const [sandboxes, containers] = await Promise.all([cri.listPodSandbox(), cri.listContainers()]);
+      const [sandboxes, containers] = await Promise.all([
+        cri.listPodSandbox(undefined, signal),
+        cri.listContainers(undefined, signal),
+      ]);
       runtime = groupByPod(sandboxes, containers);
     } catch (err) {
+      // Cancelled by the agent stopping: the runtime did nothing wrong.
+      if (signal?.aborted) throw err;
       if (this.#runtimeUp !== false)
         log.warn({ err, endpoint: cri.endpoint }, 'container runtime unreachable');
       this.#runtimeUp = false;
@@ -310,6 +315,7 @@ export class PodManager {
         known: new Set(this.#o.store.pods.uids()),
         managedBy: this.#managedBy,
         onRemoved: (id) => this.#worker.forgetContainer(id),
+        signal: this.#o.signal,
       });
     }
   }

@@ -98,8 +98,8 @@ export class PodWorker {
   async #runtime(uid: string): Promise<RuntimePod> {
     const labelSelector = { [POD_UID]: uid };
     const [sandboxes, containers] = await Promise.all([
-      this.#d.cri.listPodSandbox({ labelSelector }),
-      this.#d.cri.listContainers({ labelSelector }),
+      this.#d.cri.listPodSandbox({ labelSelector }, this.#d.signal),
+      this.#d.cri.listContainers({ labelSelector }, this.#d.signal),
     ]);
     return { uid, sandboxes: sandboxes.sort(newestFirst), containers: containers.sort(newestFirst) };
   }
@@ -204,7 +204,7 @@ export class PodWorker {
       // container, else every container) go out with RunPodSandbox rather than after it.
       const first = pod.spec.initContainers?.length ? [pod.spec.initContainers[0]!] : pod.spec.containers;
       for (const c of first) {
-        const check = this.#d.images.check(c);
+        const check = this.#d.images.check(c, this.#d.signal);
         if (check) checks.set(c.name, check);
       }
       mkdirSync(this.logDir(rec), { recursive: true });
@@ -590,9 +590,11 @@ export class PodWorker {
     if (!sandboxId) return '';
     const known = this.#podIPs.get(rec.uid);
     if (known?.sandboxId === sandboxId) return known.ip;
-    const ip = await this.#d.cri.podSandboxStatus(sandboxId).then(
+    const ip = await this.#d.cri.podSandboxStatus(sandboxId, this.#d.signal).then(
       (s) => s.network?.ip ?? '',
       (err) => {
+        // Cancelled (the agent stopping): the pass ends here, no status is written without the IP.
+        if (this.#d.signal?.aborted) throw err;
         this.#d.log.debug({ err, sandbox: sandboxId }, 'no sandbox status for the pod IP');
         return '';
       },
@@ -636,8 +638,8 @@ export class PodWorker {
     // StopPodSandbox before RemovePodSandbox, for every sandbox: stopping one that is not ready (its
     // pause process died, a power cut) is what tears its pod network down and releases its IP.
     for (const s of rt.sandboxes) {
-      if (s.state !== 'SANDBOX_READY') await this.#d.cri.stopPodSandbox(s.id).catch(() => {});
-      await this.#d.cri.removePodSandbox(s.id);
+      if (s.state !== 'SANDBOX_READY') await this.#d.cri.stopPodSandbox(s.id, this.#d.signal).catch(() => {});
+      await this.#d.cri.removePodSandbox(s.id, this.#d.signal);
     }
     this.#podIPs.delete(rec.uid);
     for (const c of rt.containers) this.#statuses.forget(c.id);

@@ -17,6 +17,11 @@ export interface RestartDeps {
   log: Logger;
   cri?: CriClient | undefined;
   restarts?: RestartRequests | undefined;
+  /**
+   * The agent's shutdown signal: cancels the restart's runtime calls (the agent stopping), and
+   * nothing else does, so a client that goes away does not leave a restart halfway.
+   */
+  shutdown?: AbortSignal | undefined;
 }
 
 /** What a restart stopped: the containers that will be started again. */
@@ -42,21 +47,28 @@ export async function restartPod(d: RestartDeps, namespace: string, name: string
     const message = `pods "${name}" cannot be restarted: no container runtime is configured`;
     throw new StatusError(503, 'ServiceUnavailable', message, { name, kind: 'pods' });
   }
-  // The runtime's own words (e.g. a missing socket) go to the cause; the message stays stable.
-  const down = (err: unknown) =>
-    isStatusError(err) && err.code === 503
-      ? new StatusError(
-          503,
-          'ServiceUnavailable',
-          `pods "${name}" cannot be restarted: container runtime at ${cri.endpoint} is unavailable`,
-          { name, kind: 'pods', causes: [{ reason: 'RuntimeUnavailable', message: err.message }] },
-        )
-      : err;
+  const { shutdown } = d;
+  // The runtime's own words (e.g. a missing socket) go to the cause; the message stays stable. A
+  // call the agent's shutdown cancelled is a 503 too, saying so.
+  const down = (err: unknown) => {
+    if (!isStatusError(err) || err.code !== 503) return err;
+    const [why, reason] = shutdown?.aborted
+      ? ['the agent is stopping', 'Cancelled']
+      : [`container runtime at ${cri.endpoint} is unavailable`, 'RuntimeUnavailable'];
+    return new StatusError(503, 'ServiceUnavailable', `pods "${name}" cannot be restarted: ${why}`, {
+      name,
+      kind: 'pods',
+      causes: [{ reason, message: err.message }],
+    });
+  };
   const running = await cri
-    .listContainers({
-      labelSelector: { [POD_NAME]: name, [POD_NAMESPACE]: namespace, [POD_UID]: rec.uid },
-      state: { state: 'CONTAINER_RUNNING' },
-    })
+    .listContainers(
+      {
+        labelSelector: { [POD_NAME]: name, [POD_NAMESPACE]: namespace, [POD_UID]: rec.uid },
+        state: { state: 'CONTAINER_RUNNING' },
+      },
+      shutdown,
+    )
     .catch((err: unknown) => {
       throw down(err);
     });
@@ -68,7 +80,7 @@ export async function restartPod(d: RestartDeps, namespace: string, name: string
   }
   d.restarts?.mark(running.map((c) => c.id));
   const results = await Promise.allSettled(
-    running.map((c) => cri.stopContainer(c.id, RESTART_STOP_TIMEOUT_SECONDS)),
+    running.map((c) => cri.stopContainer(c.id, RESTART_STOP_TIMEOUT_SECONDS, shutdown)),
   );
   const stopped: RestartResult['stopped'] = [];
   const failures: StatusError[] = [];
@@ -82,10 +94,14 @@ export async function restartPod(d: RestartDeps, namespace: string, name: string
     d.restarts?.unmark(c.id);
     // Gone between the list and the stop: another actor removed it, there is nothing left to stop.
     if (isStatusError(r.reason) && r.reason.code === 404) return;
-    d.log.warn(
-      { err: r.reason, pod: `${namespace}/${name}`, container },
-      'restart: stopping a container failed',
-    );
+    // Cancelled by the agent stopping: not a failure of the runtime, the next start syncs the pod.
+    if (shutdown?.aborted)
+      d.log.info({ pod: `${namespace}/${name}`, container }, 'restart cancelled: the agent is stopping');
+    else
+      d.log.warn(
+        { err: r.reason, pod: `${namespace}/${name}`, container },
+        'restart: stopping a container failed',
+      );
     const err = down(r.reason);
     failures.push(isStatusError(err) ? err : internal(String(err)));
   });
