@@ -4,9 +4,9 @@ import { isGrpcError } from '#lib/grpc/errors.ts';
 import { lazyServices } from '#lib/grpc/services.ts';
 import { unaryCall } from '#lib/grpc/unary.ts';
 import { notFound, unavailable } from '#lib/kube/status.ts';
+import { load } from './codec.gen.ts';
 import type { CriCallContext } from './errors.ts';
 import { toStatusError } from './errors.ts';
-import { descriptor } from './proto.gen.ts';
 import type * as T from './types.ts';
 
 /** The pino-like logger CriClient reports to. */
@@ -30,7 +30,7 @@ export interface CriClientOptions {
   onCall?: (method: string, code: string, seconds: number) => void;
 }
 
-const service = lazyServices(descriptor);
+const service = lazyServices(load);
 const runtime = service('runtime.v1.RuntimeService');
 const images = service('runtime.v1.ImageService');
 

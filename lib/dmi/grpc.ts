@@ -1,4 +1,4 @@
-// The DMI service definitions loaded from the embedded descriptor, and the gRPC ⇄ Status translation
+// The DMI service definitions from the generated codecs, and the gRPC ⇄ Status translation
 // for calls to mappers.
 
 import { resolve } from 'node:path';
@@ -12,9 +12,9 @@ import { grpcDetails, isGrpcError } from '#lib/grpc/errors.ts';
 import { lazyServices } from '#lib/grpc/services.ts';
 import { internal, isStatusError, StatusError, timeout, unavailable } from '#lib/kube/status.ts';
 import type { Logger } from '#lib/log.ts';
-import { descriptor } from './proto.gen.ts';
+import { load } from './codec.gen.ts';
 
-const service = lazyServices(descriptor);
+const service = lazyServices(load);
 
 /** Served by Outpost on its DMI socket. */
 export const managerService = service('v1beta1.DeviceManagerService');

@@ -2,23 +2,56 @@ import { readFileSync } from 'node:fs';
 import { fromJSON } from '@grpc/proto-loader';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { load } from '#lib/cri/codec.gen.ts';
 import { descriptor } from '#lib/cri/proto.gen.ts';
+import { load as loadDmi } from '#lib/dmi/codec.gen.ts';
+import { descriptor as dmiDescriptor } from '#lib/dmi/proto.gen.ts';
 import { lazyServices } from '#lib/grpc/services.ts';
-import { generatedPath, protoPackages, renderProto } from '../../scripts/gen-proto.ts';
+import {
+  codecPath,
+  generatedPath,
+  protoPackages,
+  renderCodecs,
+  renderProto,
+} from '../../scripts/gen-proto.ts';
 
-test('every proto package has a generated descriptor that matches its .proto files', () => {
+test('every proto package has a generated descriptor and codecs that match its .proto files', () => {
   const names = protoPackages();
-  assert.ok(names.includes('cri'));
+  assert.ok(names.includes('cri') && names.includes('dmi'));
   for (const name of names) {
-    const committed = readFileSync(generatedPath(name), 'utf8');
-    const fresh = renderProto(name);
-    assert.ok(committed === fresh, `lib/${name}/proto.gen.ts is stale: run \`npx tsx scripts/gen-proto.ts\``);
+    for (const [path, fresh] of [
+      [generatedPath(name), renderProto(name)],
+      [codecPath(name), renderCodecs(name)],
+    ] as const)
+      assert.ok(
+        readFileSync(path, 'utf8') === fresh,
+        `${path} is stale: run \`npx tsx scripts/gen-proto.ts\``,
+      );
   }
 });
 
-// What the agent uses (lib/grpc/services.ts), checked below against @grpc/proto-loader's `fromJSON`.
-const service = lazyServices(descriptor);
+test('the generated codecs do without run-time code generation', () => {
+  // What protobufjs's reflection does on a type's first use, and what they replace.
+  for (const path of [codecPath('cri'), codecPath('dmi')]) {
+    const text = readFileSync(path, 'utf8');
+    assert.not.match(text, /\bFunction\(|\beval\(/);
+    // protobufjs's minimal runtime only (lib/grpc/codec.ts), not its reflection and generator.
+    assert.equal(text.match(/^import .*$/gm), [
+      "import { enumType, type GeneratedProto, long0, message, notGenerated, util } from '#lib/grpc/codec.ts';",
+    ]);
+  }
+});
+
+// What the agent uses (lib/grpc/services.ts), checked below against @grpc/proto-loader's `fromJSON`,
+// which also plays the runtime's side of the CRI (Outpost's codecs only encode its requests and
+// decode its responses).
+const service = lazyServices(load);
 const runtime = service('runtime.v1.RuntimeService')();
+const OPTS = { longs: String, enums: String, defaults: true, oneofs: true };
+type Def = Record<string, (typeof runtime)[string]>;
+const loaded = (desc: () => Record<string, unknown>) =>
+  fromJSON(desc() as Parameters<typeof fromJSON>[0], OPTS);
+const theirRuntime = loaded(descriptor)['runtime.v1.RuntimeService'] as Def;
 
 test('the descriptor declares the RPCs the client uses', () => {
   const images = service('runtime.v1.ImageService')();
@@ -33,7 +66,10 @@ test('messages use camelCase fields over the upstream field numbers', () => {
   const wire = m.requestSerialize({ filter: { podSandboxId: 'p', labelSelector: { app: 'web' } } });
   // ListContainersRequest.filter (1, 15 bytes) { pod_sandbox_id (3) = "p", label_selector (4) = { app: web } }
   assert.is(wire.toString('hex'), ['0a0f', '1a0170', '220a', '0a03617070', '1203776562'].join(''));
-  const back = m.requestDeserialize(wire) as Record<string, Record<string, unknown>>;
+  const back = theirRuntime.ListContainers!.requestDeserialize(wire) as Record<
+    string,
+    Record<string, unknown>
+  >;
   assert.equal(back.filter?.labelSelector, { app: 'web' });
   assert.is(back.filter?.podSandboxId, 'p');
 });
@@ -42,7 +78,7 @@ test('responses decode int64 as strings, enums as names and unset messages as nu
   const m = runtime.ContainerStatus!;
   // ContainerStatusResponse.status = 1 { state(3) = CONTAINER_EXITED(2), started_at(5) = 2^53 + 1, exit_code(7) = 3 }
   const startedAt = 2n ** 53n + 1n;
-  const bytes = m.responseSerialize({
+  const bytes = theirRuntime.ContainerStatus!.responseSerialize({
     status: { state: 'CONTAINER_EXITED', startedAt: startedAt.toString(), exitCode: 3 },
   });
   const res = m.responseDeserialize(bytes) as { status: Record<string, unknown> };
@@ -55,9 +91,7 @@ test('responses decode int64 as strings, enums as names and unset messages as nu
 });
 
 test('the definitions encode and decode as @grpc/proto-loader does', () => {
-  const opts = { longs: String, enums: String, defaults: true, oneofs: true };
-  const loader = fromJSON(descriptor() as Parameters<typeof fromJSON>[0], opts);
-  const theirs = loader['runtime.v1.RuntimeService'] as Record<string, (typeof runtime)[string]>;
+  const theirs = theirRuntime;
   for (const name of Object.keys(theirs)) {
     const ours = runtime[name]!;
     const m = theirs[name]!;
@@ -83,10 +117,6 @@ test('the definitions encode and decode as @grpc/proto-loader does', () => {
     theirs.RunPodSandbox!.requestDeserialize(ours),
     theirs.RunPodSandbox!.requestDeserialize(wire),
   );
-  assert.equal(
-    runtime.RunPodSandbox!.requestDeserialize(wire),
-    theirs.RunPodSandbox!.requestDeserialize(wire),
-  );
   const status = theirs.ContainerStatus!.responseSerialize({
     status: { id: 'c', state: 'CONTAINER_RUNNING', createdAt: '1700000000000000000', labels: { a: 'b' } },
     info: { k: 'v' },
@@ -95,6 +125,72 @@ test('the definitions encode and decode as @grpc/proto-loader does', () => {
     runtime.ContainerStatus!.responseDeserialize(status),
     theirs.ContainerStatus!.responseDeserialize(status),
   );
+});
+
+test('every method of both packages encodes and decodes as @grpc/proto-loader does, defaults and all', () => {
+  let methods = 0;
+  for (const [desc, gen, clientOnly] of [
+    [descriptor, load, true],
+    [dmiDescriptor, loadDmi, false],
+  ] as const) {
+    const loader = loaded(desc);
+    const ours = lazyServices(gen);
+    for (const name of Object.keys(gen())) {
+      const mine = ours(name)() as Def;
+      const theirs = loader[name] as Def;
+      assert.equal(Object.keys(mine).sort(), Object.keys(theirs).sort(), name);
+      for (const [method, m] of Object.entries(theirs)) {
+        const o = mine[method]!;
+        const what = `${name}/${method}`;
+        // An empty message: every field at its default (null messages, [] lists, {} maps, '0').
+        const request = m.requestSerialize({});
+        const response = m.responseSerialize({});
+        // The caller's side: requests out, responses in.
+        assert.equal(m.requestDeserialize(o.requestSerialize({})), m.requestDeserialize(request), what);
+        assert.equal(o.responseDeserialize(response), m.responseDeserialize(response), what);
+        if (clientOnly) {
+          assert.throws(() => o.requestDeserialize(request), /no decode generated \(Outpost only calls/);
+          assert.throws(() => o.responseSerialize({}), /no fromObject generated/);
+        } else {
+          // The server's side too: requests in, responses out.
+          assert.equal(o.requestDeserialize(request), m.requestDeserialize(request), what);
+          assert.equal(m.responseDeserialize(o.responseSerialize({})), m.responseDeserialize(response), what);
+        }
+        methods++;
+      }
+    }
+  }
+  assert.ok(methods >= 30, `${methods} methods`); // 32 today: CRI 22, DMI 10
+});
+
+test('DMI: a device with Any-packed protocol configuration encodes and decodes as proto-loader does', () => {
+  const theirs = loaded(dmiDescriptor)['v1beta1.DeviceMapperService'] as Def;
+  const mine = lazyServices(loadDmi)('v1beta1.DeviceMapperService')();
+  const any = {
+    type_url: 'type.googleapis.com/google.protobuf.StringValue',
+    value: Buffer.from([0x0a, 1, 0x78]),
+  };
+  const req = {
+    device: {
+      name: 'thermo',
+      spec: {
+        deviceModelReference: 'model',
+        protocol: { protocolName: 'modbus', configData: { data: { slaveID: any } } },
+        properties: [{ name: 't', collectCycle: '1000', reportToCloud: true }],
+      },
+    },
+  };
+  const ours = mine.RegisterDevice!.requestSerialize(req);
+  const decoded = mine.RegisterDevice!.requestDeserialize(ours);
+  assert.equal(decoded, theirs.RegisterDevice!.requestDeserialize(ours));
+  assert.equal(
+    decoded,
+    theirs.RegisterDevice!.requestDeserialize(theirs.RegisterDevice!.requestSerialize(req)),
+  );
+  const device = (
+    decoded as { device: { spec: { protocol: { configData: { data: Record<string, unknown> } } } } }
+  ).device;
+  assert.equal(device.spec.protocol.configData.data.slaveID, { type_url: any.type_url, value: any.value });
 });
 
 test.run();
