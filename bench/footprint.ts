@@ -18,7 +18,9 @@
 // rows to measure, so work on one part can re-measure it alone). The agent runs as
 // deploy/outpost.service and `outpost supervise` run it: with their V8 sizes (SMALL_BOARD_FLAGS;
 // BENCH_NODE_FLAGS replaces them, empty for none) and malloc settings (SMALL_MALLOC_ENV;
-// BENCH_MALLOC=glibc leaves glibc's defaults).
+// BENCH_MALLOC=glibc leaves glibc's defaults). Every agent and bare server starts on a port the
+// kernel found free; one that exits because another process took the port meanwhile (the agent's
+// exit code 4, ListenFailed) starts again on another, up to 5 ports, each retry said on stderr.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -27,8 +29,9 @@ import { join } from 'node:path';
 import { adminKubeconfigPath } from '#lib/auth/admin.ts';
 import { CriClient } from '#lib/cri/client.ts';
 import type { Pod } from '#lib/kube/types.ts';
+import { ExitCode } from '#lib/supervisor/exit-codes.ts';
 import { startLab, stopLab } from '../scripts/lab.ts';
-import { freePort } from '../test/helpers/outpost-process.ts';
+import { onFreePort } from '../test/helpers/outpost-process.ts';
 import {
   AGENT_SETTINGS,
   agentEnv,
@@ -52,18 +55,27 @@ const PARTS = new Set((process.env.BENCH_PARTS ?? 'memory,start,cli').split(',')
 for (const p of PARTS)
   if (!['memory', 'start', 'cli'].includes(p))
     throw new Error(`BENCH_PARTS: ${p} is not memory, start or cli`);
-// Ports the kernel hands out (a port derived from the PID once met another helper's agent).
-const PORT = await freePort();
-const FLOOR_PORT = await freePort();
+// Ports the kernel hands out (a port derived from the PID once met another helper's agent), a new
+// one for every start: onFreePort starts again on another port when one was taken between.
+let port = 0;
 const NS = 'footprint';
 const NODE = 'footprint-node';
-const url = `http://127.0.0.1:${PORT}`;
+/** The running agent's API. */
+let url = '';
 const work = mkdtempSync(join(tmpdir(), 'outpost-bench-footprint-'));
 const kubectlHome = join(work, 'kubectl-home');
 mkdirSync(kubectlHome);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-const FLOOR = `require('node:http').createServer((q, s) => s.end('ok')).listen(${FLOOR_PORT}, '127.0.0.1')`;
+// A listen failure exits with the agent's code for it, so that onFreePort tries another port.
+const floorScript = (p: number) =>
+  `require('node:http').createServer((q, s) => s.end('ok')).on('error', () => process.exit(${ExitCode.ListenFailed})).listen(${p}, '127.0.0.1')`;
+
+/** A bare node HTTP server, started and answering: the anchor of the memory and start rows. */
+const startFloor = () =>
+  onFreePort('bench floor', (p) =>
+    startAndWait(process.execPath, ['-e', floorScript(p)], `http://127.0.0.1:${p}`, '/'),
+  );
 
 function pod(i: number): Pod {
   const name = `fp-${String(i).padStart(3, '0')}`;
@@ -102,7 +114,7 @@ const serveArgs = (dataDir: string, extra: string[]) => [
   BUNDLE,
   'serve',
   '--listen',
-  `127.0.0.1:${PORT}`,
+  `127.0.0.1:${port}`,
   '--data-dir',
   dataDir,
   '--node-name',
@@ -111,6 +123,17 @@ const serveArgs = (dataDir: string, extra: string[]) => [
   'warn',
   ...extra,
 ];
+
+/**
+ * Starts the agent and resolves at its first answer to GET /api/v1/pods, on a free port (another
+ * one if that was taken before the agent bound it), which `url` then names.
+ */
+const startAgent = (dataDir: string, extra: string[], env: NodeJS.ProcessEnv = process.env) =>
+  onFreePort('bench agent', (p) => {
+    port = p;
+    url = `http://127.0.0.1:${p}`;
+    return startAndWait(process.execPath, serveArgs(dataDir, extra), url, '/api/v1/pods', env);
+  });
 
 /** Running pods of the namespace (every container running), through the API. */
 async function runningPods(): Promise<number> {
@@ -141,7 +164,7 @@ async function steadyRss(pid: number, ms = 5000): Promise<number> {
 
 /** Bare node HTTP server, first answer given: its RSS (the memory anchor). */
 async function floorRss(): Promise<number> {
-  const f = await startAndWait(process.execPath, ['-e', FLOOR], `http://127.0.0.1:${FLOOR_PORT}`, '/');
+  const f = await startFloor();
   await sleep(2000);
   const rss = rssMb(f.child.pid!);
   await stopChild(f.child);
@@ -189,7 +212,7 @@ async function podRound(r: number): Promise<PodRound> {
   // Idle: empty metabase, no runtime at the endpoint.
   const idleDir = join(dir, 'idle');
   const none = ['--runtime-endpoint', `unix://${join(dir, 'none.sock')}`];
-  const idle = await startAndWait(process.execPath, serveArgs(idleDir, none), url, '/api/v1/pods', agentEnv);
+  const idle = await startAgent(idleDir, none, agentEnv);
   await sleep(2000);
   const idleRss = await steadyRss(idle.child.pid!, 3000);
   await stopChild(idle.child);
@@ -197,13 +220,7 @@ async function podRound(r: number): Promise<PodRound> {
   // 20 pods with probes, one log follower, one watcher; then 100.
   writePods(manifests, 20);
   const extra = ['--runtime-endpoint', lab.endpoint, '--manifests', manifests];
-  const o = await startAndWait(
-    process.execPath,
-    serveArgs(join(dir, 'data'), extra),
-    url,
-    '/api/v1/pods',
-    agentEnv,
-  );
+  const o = await startAgent(join(dir, 'data'), extra, agentEnv);
   const clients: ChildProcess[] = [];
   try {
     await untilRunning(20, o.child);
@@ -250,13 +267,7 @@ async function firstReads(): Promise<{ outpost: number[]; floor: number[] }> {
   writePods(manifests, 10);
   const none = ['--runtime-endpoint', `unix://${join(work, 'none.sock')}`];
   // Seed the metabase once: the pods are then cached reads for every later start.
-  const seed = await startAndWait(
-    process.execPath,
-    serveArgs(dataDir, [...none, '--manifests', manifests]),
-    url,
-    '/api/v1/pods',
-    agentEnv,
-  );
+  const seed = await startAgent(dataDir, [...none, '--manifests', manifests], agentEnv);
   while (
     ((await (await fetch(`${url}/api/v1/namespaces/${NS}/pods`)).json()) as { items: [] }).items.length < 10
   )
@@ -265,10 +276,10 @@ async function firstReads(): Promise<{ outpost: number[]; floor: number[] }> {
   const outpost: number[] = [];
   const floor: number[] = [];
   for (let i = 0; i < STARTS; i++) {
-    const f = await startAndWait(process.execPath, ['-e', FLOOR], `http://127.0.0.1:${FLOOR_PORT}`, '/');
+    const f = await startFloor();
     floor.push(f.readyMs);
     await stopChild(f.child);
-    const o = await startAndWait(process.execPath, serveArgs(dataDir, none), url, '/api/v1/pods', agentEnv);
+    const o = await startAgent(dataDir, none, agentEnv);
     outpost.push(o.readyMs);
     await stopChild(o.child);
   }
@@ -283,12 +294,7 @@ async function cliTimes() {
   writePods(manifests, 100);
   const none = ['--runtime-endpoint', `unix://${join(dir, 'none.sock')}`];
   const dataDir = join(dir, 'data');
-  const o = await startAndWait(
-    process.execPath,
-    serveArgs(dataDir, [...none, '--manifests', manifests]),
-    url,
-    '/api/v1/pods',
-  );
+  const o = await startAgent(dataDir, [...none, '--manifests', manifests]);
   try {
     while (
       ((await (await fetch(`${url}/api/v1/namespaces/${NS}/pods`)).json()) as { items: [] }).items.length <

@@ -107,7 +107,10 @@ export function cpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
-/** Starts a process and resolves once GET url+path answers 200, with the time that took. */
+/**
+ * Starts a process and resolves once GET url+path answers 200, with the time that took. A process
+ * that exits first rejects with its exit code as `exitCode` (onFreePort retries a listen failure).
+ */
 export async function startAndWait(
   cmd: string,
   args: string[],
@@ -122,7 +125,8 @@ export async function startAndWait(
       const res = await fetch(url + path);
       if (res.ok) break;
     } catch {}
-    if (child.exitCode !== null) throw new Error(`${cmd} exited with ${child.exitCode}`);
+    if (child.exitCode !== null)
+      throw Object.assign(new Error(`${cmd} exited with ${child.exitCode}`), { exitCode: child.exitCode });
     await new Promise((r) => setTimeout(r, 2));
   }
   return { child, readyMs: performance.now() - t0 };

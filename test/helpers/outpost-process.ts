@@ -5,6 +5,7 @@ import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statS
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
+import { ExitCode } from '#lib/supervisor/exit-codes.ts';
 import { adminToken, registerAdmin } from './agent.ts';
 
 const root = join(import.meta.dirname, '../..');
@@ -46,6 +47,30 @@ export function freePort(): Promise<number> {
   });
 }
 
+/**
+ * `start(port)` on a free loopback port, and again on another one when it fails with the exit code
+ * of a listen failure (`err.exitCode`, ExitCode.ListenFailed): the port freePort() found free was
+ * taken by another process before the child bound it. At most `tries` ports; each retry is said on
+ * stderr.
+ */
+export async function onFreePort<T>(
+  what: string,
+  start: (port: number) => Promise<T>,
+  tries = 5,
+): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    try {
+      return await start(port);
+    } catch (e) {
+      if ((e as { exitCode?: unknown }).exitCode !== ExitCode.ListenFailed || attempt >= tries) throw e;
+      process.stderr.write(
+        `${what}: could not listen on port ${port} (taken since it was found free), starting again on another (${attempt}/${tries - 1})\n`,
+      );
+    }
+  }
+}
+
 export interface OutpostProcess {
   url: string;
   pid: number;
@@ -81,11 +106,15 @@ export interface OutpostOptions {
 }
 
 /**
- * Starts the bundle as a child process and resolves once its API answers. With OUTPOST_TEST_LOGS
- * set to a directory, each process's log (at debug level) is also written there (outpost-<pid>.log).
+ * Starts the bundle as a child process on a free port (another one if that was taken before the
+ * agent bound it: onFreePort) and resolves once its API answers. With OUTPOST_TEST_LOGS set to a
+ * directory, each process's log (at debug level) is also written there (outpost-<pid>.log).
  */
-export async function spawnOutpost(o: OutpostOptions): Promise<OutpostProcess> {
-  const port = await freePort();
+export function spawnOutpost(o: OutpostOptions): Promise<OutpostProcess> {
+  return onFreePort('outpost', (port) => spawnOn(o, port));
+}
+
+async function spawnOn(o: OutpostOptions, port: number): Promise<OutpostProcess> {
   const url = `http://127.0.0.1:${port}`;
   const [cmd = process.execPath, ...prefix] = o.node ?? [];
   const args = [
@@ -111,9 +140,14 @@ export async function spawnOutpost(o: OutpostOptions): Promise<OutpostProcess> {
   });
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
   const gone = () => child.exitCode !== null || child.signalCode !== null;
+  // Its exit code goes with the error: onFreePort starts again on another port after a listen failure.
+  const died = () =>
+    Object.assign(new Error(`outpost exited (${child.exitCode ?? child.signalCode}):\n${logs}`), {
+      exitCode: child.exitCode,
+    });
   const poll = async (path: string, timeoutMs: number) => {
     for (const end = Date.now() + timeoutMs; ; await new Promise((r) => setTimeout(r, 20))) {
-      if (gone()) throw new Error(`outpost exited (${child.exitCode ?? child.signalCode}):\n${logs}`);
+      if (gone()) throw died();
       const ok = await fetch(url + path).then(
         (r) => r.ok,
         () => false,
@@ -129,6 +163,8 @@ export async function spawnOutpost(o: OutpostOptions): Promise<OutpostProcess> {
     for (const end = Date.now() + 30_000; ; await new Promise((r) => setTimeout(r, 20))) {
       const kubeconfig = join(o.dataDir, 'auth', 'admin.kubeconfig');
       if (existsSync(kubeconfig) && readFileSync(kubeconfig, 'utf8').includes(`:${port}\n`)) break;
+      // Another process answered /livez on the port: this one could not bind it.
+      if (gone()) throw died();
       if (Date.now() > end) throw new Error(`outpost: no admin kubeconfig for port ${port}:\n${logs}`);
     }
     token = adminToken(o.dataDir);
