@@ -177,9 +177,12 @@ export class CriClient {
     await this.call(runtime, 'RemoveContainer', { containerId: id }, { target: container(id), signal });
   }
 
-  /** Asks the runtime to reopen a container's log at its path, after the file there was renamed (rotation). */
-  async reopenContainerLog(id: string): Promise<void> {
-    await this.call(runtime, 'ReopenContainerLog', { containerId: id }, { target: container(id) });
+  /**
+   * Asks the runtime to reopen a container's log at its path, after the file there was renamed
+   * (rotation). `signal` cancels the call.
+   */
+  async reopenContainerLog(id: string, signal?: AbortSignal): Promise<void> {
+    await this.call(runtime, 'ReopenContainerLog', { containerId: id }, { target: container(id), signal });
   }
 
   /** The containers (those the filter names); `signal` cancels the call. */
@@ -212,10 +215,10 @@ export class CriClient {
     return this.call(runtime, 'ExecSync', req, { target: container(id), timeoutMs, signal });
   }
 
-  /** Prepares a streaming exec; returns the runtime's single-use URL. */
-  async exec(req: T.ExecRequest): Promise<string> {
-    return (await this.call<{ url: string }>(runtime, 'Exec', req, { target: container(req.containerId) }))
-      .url;
+  /** Prepares a streaming exec; returns the runtime's single-use URL. `signal` cancels the call. */
+  async exec(req: T.ExecRequest, signal?: AbortSignal): Promise<string> {
+    const target = container(req.containerId);
+    return (await this.call<{ url: string }>(runtime, 'Exec', req, { target, signal })).url;
   }
 
   /** Prepares a streaming attach to a running container's stdio; returns the runtime's URL. */
@@ -231,9 +234,13 @@ export class CriClient {
     return (await this.call<{ url: string }>(runtime, 'PortForward', req, { target })).url;
   }
 
-  /** Usage of every container (or those the filter names). */
-  async listContainerStats(filter?: { id?: string; podSandboxId?: string }): Promise<T.ContainerStats[]> {
-    return (await this.call<{ stats: T.ContainerStats[] }>(runtime, 'ListContainerStats', { filter })).stats;
+  /** Usage of every container (or those the filter names); `signal` cancels the call. */
+  async listContainerStats(
+    filter?: { id?: string; podSandboxId?: string },
+    signal?: AbortSignal,
+  ): Promise<T.ContainerStats[]> {
+    type Res = { stats: T.ContainerStats[] };
+    return (await this.call<Res>(runtime, 'ListContainerStats', { filter }, { signal })).stats;
   }
 
   /** The images (those the filter names); `signal` cancels the call. */

@@ -34,15 +34,18 @@ const targetName = (t: RunningContainer) =>
 /**
  * Asks the runtime for a streaming session for `opts` on a running container. `passThrough`: the
  * client will speak to the runtime itself (SPDY), so the session must have exactly its streams.
+ * `signal` cancels the runtime call.
  */
 export async function prepareExec(
   cri: CriClient,
   target: RunningContainer,
   opts: Omit<ExecOptions, 'container'>,
   passThrough = false,
+  signal?: AbortSignal,
 ): Promise<ExecSession> {
   const streams = sessionStreams(opts, passThrough);
-  const url = await cri.exec({ containerId: target.containerId, cmd: opts.command, ...streams });
+  const req = { containerId: target.containerId, cmd: opts.command, ...streams };
+  const url = await cri.exec(req, signal);
   return { url, ...streams, target: targetName(target) };
 }
 
@@ -72,12 +75,14 @@ function startFailure(message: string, t: RunningContainer, command: string[]): 
 /**
  * Runs `command` in a running container and waits for it: at most `timeoutSeconds` (the runtime
  * kills it then: 504 Timeout). `stdin`, when given, is the command's whole input, then EOF.
+ * `signal` (the agent's shutdown, never the client's) cancels the runtime call, ExecSync or the
+ * streaming path's Exec: a 503 saying the agent is stopping.
  */
 export async function runInContainer(
   cri: CriClient,
   target: RunningContainer,
   command: string[],
-  opts: { stdin?: string | undefined; timeoutSeconds: number },
+  opts: { stdin?: string | undefined; timeoutSeconds: number; signal?: AbortSignal | undefined },
 ): Promise<ExecOutput> {
   const timedOut = () =>
     timeout(
@@ -85,19 +90,19 @@ export async function runInContainer(
     );
   if (opts.stdin === undefined) {
     try {
-      return await cri.execSync(target.containerId, command, opts.timeoutSeconds);
+      return await cri.execSync(target.containerId, command, opts.timeoutSeconds, opts.signal);
     } catch (e) {
       if (isStatusError(e) && e.code === 504) throw timedOut();
       throw (isStatusError(e) && startFailure(e.message, target, command)) || e;
     }
   }
-  const session = await prepareExec(cri, target, {
-    command,
-    stdin: true,
-    stdout: true,
-    stderr: true,
-    tty: false,
-  });
+  const session = await prepareExec(
+    cri,
+    target,
+    { command, stdin: true, stdout: true, stderr: true, tty: false },
+    false,
+    opts.signal,
+  );
   const input = Buffer.from(opts.stdin, 'utf8');
   return new Promise((resolve, reject) => {
     const upstream = connectUpstream(session);

@@ -10,7 +10,8 @@ const memory = (bytes: number | undefined) => `${Math.round((bytes ?? 0) / 1024)
 async function summary(c: AppContext): Promise<Summary> {
   if (!c.var.stats)
     throw unavailable('the Metrics API needs a container runtime: none is configured on this node');
-  return c.var.stats.summary();
+  // The agent's shutdown cancels the runtime's lists (a 503); a client going away does not.
+  return c.var.stats.summary(c.var.shutdown);
 }
 
 /** NodeMetrics for this node (`kubectl top node`), from /proc. */

@@ -2,9 +2,11 @@
 // CRI calls in flight (unaryCall's signal, grpc-js call.cancel()), the pod manager's stop()
 // returns, and the pod is left as it was in the metabase (still deleting; not failed, no
 // ErrImagePull), with no failure and no status written, for the next start to finish. The short
-// calls too (the lists, ImageStatus, RemovePodSandbox), the garbage collector's and a restart
-// request's. Against an in-process fake CRI server whose calls named in `holding` never answer.
-import { mkdtempSync, rmSync } from 'node:fs';
+// calls too (the lists, ImageStatus, RemovePodSandbox), the garbage collector's, log rotation's
+// and a restart request's; the API's runtime calls (exec, the node API's run, metrics) end with
+// the agent's shutdown, never with a client's disconnect. Against an in-process fake CRI server
+// whose calls named in `holding` never answer.
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ServerUnaryCall, sendUnaryData } from '@grpc/grpc-js';
@@ -22,11 +24,15 @@ import type * as T from '#lib/cri/types.ts';
 import { isGrpcError } from '#lib/grpc/errors.ts';
 import { lazyServices } from '#lib/grpc/services.ts';
 import { unaryCall } from '#lib/grpc/unary.ts';
+import { defaultLimits } from '#lib/http/limits.ts';
 import { isStatusError } from '#lib/kube/status.ts';
 import type { Pod } from '#lib/kube/types.ts';
 import type { Logger } from '#lib/log.ts';
+import { createNodeApiApp } from '#lib/node-api/app.ts';
+import { ContainerLogRotator } from '#lib/pods/logs/rotate.ts';
 import { ProbeManager } from '#lib/pods/probes/index.ts';
 import { MANAGED_BY } from '#lib/pods/runtime/labels.ts';
+import { StatsCollector } from '#lib/pods/runtime/stats.ts';
 import { collectGarbage } from '#lib/pods/worker/gc.ts';
 import { PodManager } from '#lib/pods/worker/manager.ts';
 import { RestartRequests } from '#lib/pods/worker/restart-requests.ts';
@@ -70,6 +76,8 @@ class FakeCri {
   pulled = false;
   sandbox: T.PodSandbox | undefined;
   container: T.Container | undefined;
+  /** The log path ContainerStatus reports. */
+  logPath = '';
 
   constructor() {
     const answer = (method: string, res: () => object): Handler => {
@@ -133,7 +141,7 @@ class FakeCri {
           annotations: this.container?.annotations,
           reason: '',
           message: '',
-          logPath: '',
+          logPath: this.logPath,
           imageRef: 'sha256:1',
         },
       })),
@@ -141,6 +149,14 @@ class FakeCri {
         if (this.container) this.container.state = 'CONTAINER_EXITED';
         return {};
       }),
+      ExecSync: answer('ExecSync', () => ({
+        stdout: Buffer.from('ok\n'),
+        stderr: Buffer.alloc(0),
+        exitCode: 0,
+      })),
+      Exec: answer('Exec', () => ({ url: 'http://127.0.0.1:1/exec/none' })),
+      ReopenContainerLog: answer('ReopenContainerLog', () => ({})),
+      ListContainerStats: answer('ListContainerStats', () => ({ stats: [] })),
     };
     const images: Record<string, Handler> = {
       ListImages: answer('ListImages', () => ({ images: [] })),
@@ -510,11 +526,8 @@ test('an abort while the garbage collector stops a sandbox: the stop is cancelle
     assert.not.ok(lines.some(isProblem), lines.join('\n'));
   }));
 
-/**
- * The API over the fake runtime with the agent's shutdown signal, and the pod `web` the runtime
- * holds (one running container, labelled as the restart's and the log's lists ask for).
- */
-function apiWorld({ fake, cri, store, lines }: World) {
+/** The pod `web` the runtime holds: one running container, labelled as the API's lookups ask for. */
+function holdWeb(fake: FakeCri, store: World['store']): void {
   const uid = putWeb(store);
   fake.hold(uid);
   fake.container!.labels = {
@@ -523,8 +536,16 @@ function apiWorld({ fake, cri, store, lines }: World) {
     'io.kubernetes.pod.namespace': 'default',
     'io.kubernetes.container.name': 'main',
   };
+}
+
+/**
+ * What both APIs are built on: the fake runtime holding the pod `web` (holdWeb), the stats over
+ * it, and the agent's shutdown signal.
+ */
+function sharedDeps({ fake, cri, store, lines }: World) {
+  holdWeb(fake, store);
   const shutdown = new AbortController();
-  const app = createApp({
+  const deps = {
     store,
     log: recordingLogger(lines),
     now: Date.now,
@@ -532,9 +553,33 @@ function apiWorld({ fake, cri, store, lines }: World) {
     shutdown: shutdown.signal,
     health: () => [],
     cri,
-    restarts: new RestartRequests(Date.now),
+    stats: new StatsCollector(cri, NODE, Date.now),
+  };
+  return { deps, shutdown };
+}
+
+/** The local API over the fake runtime (sharedDeps). */
+function apiWorld(w: World) {
+  const { deps, shutdown } = sharedDeps(w);
+  return { app: createApp({ ...deps, restarts: new RestartRequests(Date.now) }), shutdown };
+}
+
+/** The node API over the same runtime (every caller authenticated and allowed), with its shutdown. */
+function nodeApiWorld(w: World) {
+  const { deps, shutdown } = sharedDeps(w);
+  const nodeAuth = {
+    authenticateToken: async () => ({ username: 'system:kube-apiserver', groups: [] }),
+    authorize: async () => {},
+  };
+  const app = createNodeApiApp({
+    ...deps,
+    auth: {},
+    limits: defaultLimits(Date.now),
+    nodeAuth: nodeAuth as never,
   });
-  return { app, shutdown };
+  const request = (path: string, init: RequestInit = {}) =>
+    app.request(path, { ...init, headers: { authorization: 'Bearer t' } });
+  return { app: { request }, shutdown };
 }
 
 type Answer = {
@@ -542,17 +587,30 @@ type Answer = {
   body: { reason: string; message: string; details?: { causes?: { message: string }[] } };
 };
 
-/** Sends a request, aborts the shutdown once the runtime holds `method`, and returns the answer. */
+/** What shutdownDuring sends its requests to: the local API or the node API, with its shutdown. */
+type Api = {
+  app: { request: (path: string, init?: RequestInit) => Response | Promise<Response> };
+  shutdown: AbortController;
+};
+
+/**
+ * Sends a request (`body` as JSON), aborts the shutdown once the runtime holds `method`, and
+ * returns the answer.
+ */
 async function shutdownDuring(
   w: World,
-  api: ReturnType<typeof apiWorld>,
+  api: Api,
   method: string,
   path: string,
   verb = 'GET',
+  body?: object,
 ): Promise<Answer> {
   w.fake.holding.add(method);
   w.fake.calls = [];
-  const pending = api.app.request(path, { method: verb });
+  const init: RequestInit = body
+    ? { method: verb, body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }
+    : { method: verb };
+  const pending = api.app.request(path, init);
   assert.ok(await waitFor(() => w.fake.calls.includes(method), 60_000, 10), `${w.fake.calls}`);
   api.shutdown.abort();
   const res = await within(Promise.resolve(pending), 60_000, `${verb} ${path} after the shutdown`);
@@ -579,14 +637,25 @@ test("a restart request: the agent's shutdown cancels its stops (503, the agent 
     assert.not.ok(w.lines.some(isProblem), w.lines.join('\n'));
   }));
 
-for (const [what, method, path, verb] of [
-  ['a log request', 'ListContainers', '/api/v1/namespaces/default/pods/web/log', 'GET'],
-  ['an exec request', 'ListContainers', '/api/v1/namespaces/default/pods/web/exec?command=true', 'POST'],
-  ['an image list', 'ListImages', '/images', 'GET'],
+const JSON_EXEC = '/pods/default/web/exec';
+const KEADM_EXEC = '/api/v1/namespaces/default/pods/web/exec?command=true';
+const TOP_PODS = '/apis/metrics.k8s.io/v1beta1/namespaces/default/pods';
+
+for (const [what, method, path, verb, world, json] of [
+  ['a log request', 'ListContainers', '/api/v1/namespaces/default/pods/web/log', 'GET', apiWorld],
+  ['an exec request', 'ListContainers', KEADM_EXEC, 'POST', apiWorld],
+  ['an image list', 'ListImages', '/images', 'GET', apiWorld],
+  ["keadm's exec", 'ExecSync', KEADM_EXEC, 'POST', apiWorld],
+  ['a JSON exec', 'ExecSync', JSON_EXEC, 'POST', apiWorld, { command: ['true'] }],
+  ['a JSON exec with stdin', 'Exec', JSON_EXEC, 'POST', apiWorld, { command: ['cat'], stdin: 'x' }],
+  ['kubectl top pod', 'ListContainerStats', TOP_PODS, 'GET', apiWorld],
+  ["the node API's run", 'ExecSync', '/run/default/web/main?cmd=true', 'POST', nodeApiWorld],
+  ["the node API's stats summary", 'ListContainerStats', '/stats/summary', 'GET', nodeApiWorld],
+  ["the node API's resource metrics", 'ListContainerStats', '/metrics/resource', 'GET', nodeApiWorld],
 ] as const) {
-  test(`${what}: the agent's shutdown cancels its runtime list, a 503 saying so`, () =>
+  test(`${what}: the agent's shutdown cancels its ${method}, a 503 saying so`, () =>
     withPods(async (w) => {
-      const { status, body } = await shutdownDuring(w, apiWorld(w), method, path, verb);
+      const { status, body } = await shutdownDuring(w, world(w), method, path, verb, json);
       assert.is(status, 503, JSON.stringify(body));
       assert.is(body.reason, 'ServiceUnavailable');
       assert.match(body.message, `${method} on the container runtime at`);
@@ -594,5 +663,59 @@ for (const [what, method, path, verb] of [
       assert.not.ok(w.lines.some(isProblem), w.lines.join('\n'));
     }));
 }
+
+// The command ran to its end and answered (the fake's server side reports even a finished call as
+// cancelled once its stream closes: the answer is what shows it was not).
+test("a JSON exec and the node API's run: a client that went away does not cancel the command", async () => {
+  const gone = AbortSignal.abort();
+  await withPods(async (w) => {
+    const res = await apiWorld(w).app.request(JSON_EXEC, {
+      method: 'POST',
+      body: JSON.stringify({ command: ['true'] }),
+      headers: { 'content-type': 'application/json' },
+      signal: gone,
+    });
+    assert.is(res.status, 200, await res.clone().text());
+    assert.equal(await res.json(), { stdout: 'ok\n', stderr: '', exitCode: 0 });
+  });
+  await withPods(async (w) => {
+    const res = await nodeApiWorld(w).app.request('/run/default/web/main?cmd=true', {
+      method: 'POST',
+      signal: gone,
+    });
+    assert.is(res.status, 200, await res.clone().text());
+    assert.is(await res.text(), 'ok\n');
+  });
+});
+
+test('an abort while log rotation asks the runtime to reopen a log: the call is cancelled, the file gets its name back, no warning', () =>
+  withPods(async ({ fake, cri, lines }) => {
+    fake.hold('uid-web');
+    const dir = mkdtempSync(join(tmpdir(), 'outpost-stop-abort-log-'));
+    try {
+      fake.logPath = join(dir, '0.log');
+      writeFileSync(fake.logPath, 'a line past the limit\n');
+      fake.holding.add('ReopenContainerLog');
+      const rotator = new ContainerLogRotator({
+        cri,
+        policy: { maxSize: 1, maxFiles: 2 },
+        log: recordingLogger(lines),
+        owns: () => true,
+      });
+      const ac = new AbortController();
+      const pass = rotator.pass(ac.signal);
+      assert.ok(await waitFor(() => fake.calls.includes('ReopenContainerLog'), 60_000, 10), `${fake.calls}`);
+      ac.abort();
+      assert.is(await within(pass, 60_000, 'the rotation pass after the abort'), 0);
+      assert.ok(
+        await waitFor(() => fake.cancelled.includes('ReopenContainerLog'), 60_000, 10),
+        'not cancelled',
+      );
+      assert.ok(existsSync(fake.logPath), 'the log has its name back');
+      assert.not.ok(lines.some(isProblem), lines.join('\n'));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }));
 
 test.run();

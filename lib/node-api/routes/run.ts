@@ -18,7 +18,11 @@ export async function POST(c: NodeApiContext) {
   const { pod, container } = findPodByPath(c);
   const cri = requireRuntime(c.var.cri);
   const target = await runningInstance(cri, pod, container ?? '', c.var.shutdown);
-  const out = await runInContainer(cri, target, command, { timeoutSeconds: RUN_TIMEOUT_SECONDS });
+  // The agent's shutdown cancels the command's ExecSync (a 503); a client going away does not.
+  const out = await runInContainer(cri, target, command, {
+    timeoutSeconds: RUN_TIMEOUT_SECONDS,
+    signal: c.var.shutdown,
+  });
   return c.body(new Uint8Array(Buffer.concat([out.stdout, out.stderr])), 200, {
     'Content-Type': 'text/plain',
   });

@@ -9,5 +9,5 @@ export function requireStats(c: NodeApiContext): StatsCollector {
 
 /** `GET /stats/summary`: node, pod and container usage (stats/v1alpha1 Summary), from CRI stats. */
 export async function GET(c: NodeApiContext) {
-  return c.json(await requireStats(c).summary());
+  return c.json(await requireStats(c).summary(c.var.shutdown));
 }

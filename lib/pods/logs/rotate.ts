@@ -60,7 +60,7 @@ export class ContainerLogRotator {
       if (signal?.aborted) break;
       try {
         const { logPath } = await this.#cri.containerStatus(c.id, signal);
-        if (logPath && (await this.rotate(c.id, logPath))) rotated++;
+        if (logPath && (await this.rotate(c.id, logPath, signal))) rotated++;
       } catch (err) {
         if (signal?.aborted) break; // cancelled, not failed: the next pass after a start looks again
         this.#log.warn({ err, containerId: c.id }, 'container log rotation failed');
@@ -69,8 +69,11 @@ export class ContainerLogRotator {
     return rotated;
   }
 
-  /** Rotates one container's log if it is past the size limit; true when it did. */
-  async rotate(containerId: string, path: string): Promise<boolean> {
+  /**
+   * Rotates one container's log if it is past the size limit; true when it did. `signal` cancels
+   * ReopenContainerLog: the file gets its name back, as after a failed reopen.
+   */
+  async rotate(containerId: string, path: string, signal?: AbortSignal): Promise<boolean> {
     const size = statSync(path, { throwIfNoEntry: false })?.size ?? 0;
     if (size < this.#policy.maxSize) return false;
     const target = `${path}.${rotationStamp(this.#now())}`;
@@ -82,7 +85,7 @@ export class ContainerLogRotator {
     for (const f of old.slice(cut)) if (!f.endsWith('.gz')) await compress(f);
     renameSync(path, target);
     try {
-      await this.#cri.reopenContainerLog(containerId);
+      await this.#cri.reopenContainerLog(containerId, signal);
     } catch (e) {
       // The runtime still writes the renamed file: give it its name back, unless a new one exists.
       if (!existsSync(path)) renameSync(target, path);

@@ -101,12 +101,15 @@ export class StatsCollector {
     return Math.round(((usageNs - prev.ns) / (atNs - prev.at)) * 1e9);
   }
 
-  /** The stats summary, as kubelet's `/stats/summary` answers it. */
-  async summary(): Promise<Summary> {
+  /**
+   * The stats summary, as kubelet's `/stats/summary` answers it. `signal` (the agent's shutdown)
+   * cancels the runtime's lists: a 503.
+   */
+  async summary(signal?: AbortSignal): Promise<Summary> {
     const [stats, containers, sandboxes] = await Promise.all([
-      this.cri.listContainerStats(),
-      this.cri.listContainers(),
-      this.cri.listPodSandbox(),
+      this.cri.listContainerStats(undefined, signal),
+      this.cri.listContainers(undefined, signal),
+      this.cri.listPodSandbox(undefined, signal),
     ]);
     const createdOf = new Map(containers.map((c) => [c.id, c.createdAt]));
     const podStart = new Map(sandboxes.map((s) => [s.labels[POD_UID] ?? '', s.createdAt]));

@@ -27,6 +27,8 @@ export const POST = factory.createHandlers(body(schema, 'PodExecOptions'), async
   const out = await runInContainer(requireRuntime(c.var.cri), target, req.command, {
     stdin: req.stdin,
     timeoutSeconds: req.timeoutSeconds ?? DEFAULT_TIMEOUT,
+    // The agent's shutdown cancels the runtime call (a 503); a client going away does not.
+    signal: c.var.shutdown,
   });
   return c.json({
     stdout: out.stdout.toString('utf8'),

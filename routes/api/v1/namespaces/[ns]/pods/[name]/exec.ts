@@ -35,6 +35,8 @@ export const POST = factory.createHandlers(query(execQuery), async (c) => {
   if (opts.tty) throw badRequest('Upgrade request required');
   const out = await runInContainer(requireRuntime(c.var.cri), target, opts.command, {
     timeoutSeconds: KEADM_TIMEOUT,
+    // The agent's shutdown cancels the runtime call (a 503); a client going away does not.
+    signal: c.var.shutdown,
   });
   const text = (b: Buffer) => (b.length ? [b.toString('utf8')] : []);
   return c.json({
