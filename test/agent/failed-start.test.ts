@@ -9,7 +9,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ExitCode, FatalError } from '#lib/supervisor/exit-codes.ts';
 import { outpost, startTestAgent, type TestAgent } from '../helpers/agent.ts';
-import { freePort } from '../helpers/outpost-process.ts';
+import { onFreePort } from '../helpers/outpost-process.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'outpost-failed-start-'));
 // A file where the DMI socket's directory should be: mkdir fails with ENOTDIR, late in the start.
@@ -32,7 +32,8 @@ const bindable = (port: number) =>
     srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
   });
 
-const start = async (dataDir: string, port: number, dmiSocket?: string) => {
+/** An agent on `port` (0: one the kernel picks, no race with another process for it). */
+const start = async (dataDir: string, port = 0, dmiSocket?: string) => {
   const a = await startTestAgent({
     dataDir,
     runtimeEndpoint: runtime,
@@ -43,26 +44,35 @@ const start = async (dataDir: string, port: number, dmiSocket?: string) => {
   return a;
 };
 
-const failedStart = async (dataDir: string, port: number, dmiSocket: string) => {
-  const err = await start(dataDir, port, dmiSocket).then(
-    () => undefined,
-    (e: unknown) => e,
-  );
+/**
+ * A start that fails late, at its DMI socket, on a port found free: its error and the port, which
+ * the test then checks is free again. A port another process took before the agent bound it fails
+ * the start early, at --listen (the same exit code 4): onFreePort starts again on another port.
+ */
+const failedStart = async (dataDir: string, dmiSocket: string) => {
+  const { err, port } = await onFreePort('failing agent', async (port) => {
+    const err = await start(dataDir, port, dmiSocket).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    if (err instanceof FatalError && err.message.startsWith('--listen ')) throw err;
+    return { err, port };
+  });
   assert.instance(err, FatalError);
   assert.is((err as FatalError).exitCode, ExitCode.ListenFailed);
   assert.match((err as Error).message, `--dmi-socket ${dmiSocket}: `);
-  return err as Error;
+  return { err: err as Error, port };
 };
 
 test('a DMI socket in a path that is a file: the port is free, the next agent takes the data directory', async () => {
   const dataDir = join(dir, 'data-1');
-  const port = await freePort();
-  const err = await failedStart(dataDir, port, join(notADir, 'dmi.sock'));
+  const { err, port } = await failedStart(dataDir, join(notADir, 'dmi.sock'));
   assert.match(err.message, `mkdir '${notADir}'`);
   assert.ok(await bindable(port), 'the API port is free again');
   // The local admin socket was closed (its file goes with it).
   assert.is(statSync(join(dataDir, 'outpost.sock'), { throwIfNoEntry: false }), undefined);
-  // Lock, metabase and port are free: the same data directory and port serve again.
+  // Lock, metabase and port are free: the same data directory and port serve again (the same port
+  // on purpose: that the failed start left it free is what is checked).
   const next = await start(dataDir, port);
   const res = await fetch(`${next.url}/api/v1/namespaces/default/pods`, { headers: next.admin });
   assert.is(res.status, 200);
@@ -70,11 +80,10 @@ test('a DMI socket in a path that is a file: the port is free, the next agent ta
 });
 
 test('a DMI socket another live agent serves: refused by path, that agent goes on', async () => {
-  const first = await start(join(dir, 'data-2'), await freePort());
+  const first = await start(join(dir, 'data-2'));
   const taken = join(first.dataDir, 'dmi.sock');
   const dataDir = join(dir, 'data-3');
-  const port = await freePort();
-  const err = await failedStart(dataDir, port, taken);
+  const { err, port } = await failedStart(dataDir, taken);
   assert.match(err.message, 'in use by another process');
   assert.ok(await bindable(port), 'the API port is free again');
   assert.ok(statSync(taken).isSocket(), "the other agent's DMI socket is still there");
@@ -89,7 +98,7 @@ test('outpost serve exits with the error: code 4 and the socket named on stderr'
     [
       'serve',
       '--listen',
-      `127.0.0.1:${await freePort()}`,
+      '127.0.0.1:0', // any port: the start fails at its DMI socket, after the API listens
       '--data-dir',
       join(dir, 'data-4'),
       '--runtime-endpoint',

@@ -7,7 +7,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { serveCommandLine } from '#lib/cli/supervise.ts';
 import { ExitCode } from '#lib/supervisor/exit-codes.ts';
-import { freePort } from '../helpers/outpost-process.ts';
+import { onFreePort } from '../helpers/outpost-process.ts';
 
 const entry = join(import.meta.dirname, '../../bin/outpost.ts');
 
@@ -50,29 +50,64 @@ async function until(fn: () => boolean | Promise<boolean>, what: string, s?: Sup
   throw new Error(`never saw: ${what}\n${JSON.stringify(s?.logs() ?? [], null, 1)}`);
 }
 
+// Bounded: a process that took the port may accept and never answer.
 const answers = (url: string) =>
-  fetch(`${url}/livez`).then(
+  fetch(`${url}/livez`, { signal: AbortSignal.timeout(5000) }).then(
     (r) => r.ok,
     () => false,
   );
 
+/**
+ * `outpost supervise -- --listen 127.0.0.1:PORT ...flags` on a free port, once its first child
+ * serves. A child that could not bind the port (taken by another process since it was found free:
+ * exit code 4, which the supervisor restarts on the same port) ends that supervisor, and
+ * onFreePort starts another on another port.
+ */
+function superviseOnFreePort(flags: string[]): Promise<{ s: Supervised; url: string }> {
+  return onFreePort('supervise', async (port) => {
+    const url = `http://127.0.0.1:${port}`;
+    const s = supervise(['--listen', `127.0.0.1:${port}`, ...flags]);
+    const listenFailed = () =>
+      s
+        .logs()
+        .some(
+          (l) => l.msg === 'child crashed; restarting after backoff' && l.exitCode === ExitCode.ListenFailed,
+        );
+    // SIGTERM: the supervisor forwards it to a child it runs, leaving no orphan.
+    const end = async () => {
+      s.child.kill('SIGTERM');
+      await s.exited;
+    };
+    try {
+      await until(async () => listenFailed() || (await answers(url)), 'the first child serving', s);
+    } catch (e) {
+      await end();
+      throw e;
+    }
+    if (!listenFailed()) return { s, url };
+    await end();
+    throw Object.assign(new Error(`the first child could not listen on ${port}`), {
+      exitCode: ExitCode.ListenFailed,
+    });
+  });
+}
+
 test('a crashing child is restarted with backoff; SIGTERM is forwarded and ends supervision with 0', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'outpost-supervise-cli-'));
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const s = supervise([
-    '--listen',
-    `127.0.0.1:${port}`,
+  const { s, url } = await superviseOnFreePort([
     '--data-dir',
     dir,
     '--runtime-endpoint',
     `unix://${join(dir, 'no-runtime.sock')}`,
     '--log-level',
     'error',
-  ]);
+  ]).catch((e: unknown) => {
+    rmSync(dir, { recursive: true, force: true });
+    throw e;
+  });
   try {
     const started = () => s.logs().filter((l) => l.msg === 'child started');
-    await until(() => answers(url), 'the first child serving', s);
+    // The restarted child below takes the same port on purpose: the supervisor passes the same flags.
     const first = started()[0]!.childPid as number;
     assert.is(started().length, 1);
 
