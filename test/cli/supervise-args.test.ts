@@ -35,6 +35,13 @@ test('TurboFan chosen by the caller, in any spelling, is not turned off', () => 
   assert.ok(serveCommandLine([], 'node', '--max-lazy').args.includes('--no-opt'));
 });
 
+test('code flushing chosen by the caller is kept', () => {
+  const kept = serveCommandLine([], 'node', '--bytecode-old-age=5 --no-flush-baseline-code').args;
+  assert.not.ok(kept.includes('--bytecode-old-age=2'));
+  assert.not.ok(kept.includes('--flush-baseline-code'));
+  assert.ok(kept.includes('--no-opt'));
+});
+
 test('Deno and Bun get no V8 flags on the command line', () => {
   for (const rt of ['deno', 'bun'] as const)
     assert.not.ok(serveCommandLine([], rt, '').args.some((a) => a.startsWith('--max-') || a === '--no-opt'));
