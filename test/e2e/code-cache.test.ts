@@ -9,15 +9,20 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { waitFor } from '../helpers/lab.ts';
-import { ensureBundle, freePort } from '../helpers/outpost-process.ts';
+import { ensureBundle, onFreePort } from '../helpers/outpost-process.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'outpost-code-cache-e2e-'));
 const manifests = join(dir, 'manifests');
 const children = new Set<ChildProcess>();
 
-/** Starts `serve` with OUTPOST_CODE_CACHE=`cache` and resolves once GET /api/v1/pods lists the pod. */
-async function start(cache: string, dataDir: string) {
-  const port = await freePort();
+/**
+ * Starts `serve` with OUTPOST_CODE_CACHE=`cache` and resolves once GET /api/v1/pods lists the pod,
+ * on a free port (another one when that was taken before serve bound it: onFreePort).
+ */
+const start = (cache: string, dataDir: string) =>
+  onFreePort('code-cache serve', (port) => startOn(cache, dataDir, port));
+
+async function startOn(cache: string, dataDir: string, port: number) {
   const url = `http://127.0.0.1:${port}`;
   const child = spawn(
     process.execPath,
@@ -44,8 +49,17 @@ async function start(cache: string, dataDir: string) {
   });
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
   const listed = await waitFor(async () => {
-    if (child.exitCode !== null) throw new Error(`outpost exited ${child.exitCode}:\n${logs}`);
-    const res = await fetch(`${url}/api/v1/namespaces/default/pods`).catch(() => undefined);
+    if (child.exitCode !== null) {
+      children.delete(child);
+      // Its exit code goes with the error: onFreePort starts again on another port after a listen failure.
+      throw Object.assign(new Error(`outpost exited ${child.exitCode}:\n${logs}`), {
+        exitCode: child.exitCode,
+      });
+    }
+    // Bounded: a process that took the port may accept and never answer.
+    const res = await fetch(`${url}/api/v1/namespaces/default/pods`, {
+      signal: AbortSignal.timeout(5000),
+    }).catch(() => undefined);
     const items = res?.ok ? ((await res.json()) as { items: { metadata: { name: string } }[] }).items : [];
     return items.map((p) => p.metadata.name).join(',') === 'web' ? true : undefined;
   }, 120_000);

@@ -11,7 +11,7 @@ import * as assert from 'uvu/assert';
 import { CriClient } from '#lib/cri/client.ts';
 import { kubectl, run, startTestAgent, type TestAgent } from '../helpers/agent.ts';
 import { endLabSuite, labOrSkip, waitFor } from '../helpers/lab.ts';
-import { freePort } from '../helpers/outpost-process.ts';
+import { onFreePort } from '../helpers/outpost-process.ts';
 
 const lab = await labOrSkip('test/e2e/loopback-auth.test.ts');
 if (lab) {
@@ -19,15 +19,21 @@ if (lab) {
   const dataDir = join(dir, 'data');
   const ns = `loopback-${Math.random().toString(36).slice(2, 7)}`;
   const cri = new CriClient({ endpoint: lab.endpoint });
-  const port = await freePort();
-  const start = (flags: Record<string, unknown> = {}) =>
+  const startOn = (port: number, flags: Record<string, unknown> = {}) =>
     startTestAgent({
       dataDir,
       runtimeEndpoint: lab.endpoint,
       nodeName: 'loopback-node',
       flags: { listen: `127.0.0.1:${port}`, ...flags },
     });
-  let agent: TestAgent = await start();
+  // A free port (another one if that was taken before the agent bound it: its FatalError's exit
+  // code 4). The restart below keeps it on purpose: the intruder pod's commands name this address.
+  let port = 0;
+  let agent: TestAgent = await onFreePort('loopback agent', (p) => {
+    port = p;
+    return startOn(p);
+  });
+  const start = (flags: Record<string, unknown>) => startOn(port, flags);
   const api = `http://127.0.0.1:${port}`;
   const container = (cmd: string) =>
     `  containers:\n    - name: main\n      image: ${lab.images.app}\n      imagePullPolicy: IfNotPresent\n      command: ["sh", "-c", ${JSON.stringify(cmd)}]\n`;
