@@ -4,8 +4,10 @@
 // same client's GET round trip and an in-process listener of the same write; for 100 watchers, a
 // bare node:http server holding 100 chunked answers open. Every part runs BENCH_ROUNDS times
 // (default 3), Outpost's rounds and its anchor's in turn; each figure is printed as median (min-max)
-// over the rounds, and each ratio is taken per round before it is summarized.
-import { spawn } from 'node:child_process';
+// over the rounds, and each ratio is taken per round before it is summarized. Every agent and bare
+// server starts on a port the kernel found free; one that exits because another process took the
+// port meanwhile (exit code 4, ListenFailed) starts again on another, up to 5 ports (onFreePort).
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { type ClientRequest, get, request } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
@@ -19,6 +21,8 @@ import { silentLogger } from '#lib/log.ts';
 import { WriteBatch } from '#lib/pods/worker/write-batch.ts';
 import { listen } from '#lib/server.ts';
 import { createStore } from '#lib/store/index.ts';
+import { ExitCode } from '#lib/supervisor/exit-codes.ts';
+import { onFreePort } from '../test/helpers/outpost-process.ts';
 import {
   AGENT_SETTINGS,
   agentEnv,
@@ -42,7 +46,6 @@ const GETS = Number(process.env.BENCH_GETS ?? 20000);
 const LISTS = Number(process.env.BENCH_LISTS ?? 200);
 const WATCH_WRITES = Number(process.env.BENCH_WATCH_WRITES ?? 500);
 const WATCHERS = Number(process.env.BENCH_WATCHERS ?? 100);
-const PORT = 20000 + (process.pid % 20000);
 const dir = mkdtempSync(join(tmpdir(), 'outpost-bench-'));
 
 function seed(): void {
@@ -283,9 +286,9 @@ function patchStatus(message: string): Promise<void> {
 const BARE_WATCH_SERVER = `
 const held = [];
 require('node:http').createServer((q, s) => {
-  if (q.method === 'POST') { for (const h of held) h.write('{"type":"MODIFIED","object":{}}\\n'); return s.end(); }
+  if (q.method === 'POST') { for (const h of held) h.write('{"type":"MODIFIED","object":{}}\\n'); return s.end('fired'); }
   s.writeHead(200, { 'content-type': 'application/json' }); s.write(''); held.push(s);
-}).listen(Number(process.argv[1]), '127.0.0.1');`;
+}).on('error', () => process.exit(${ExitCode.ListenFailed})).listen(Number(process.argv[1]), '127.0.0.1');`;
 
 /**
  * The HTTP floor for reads: a bare node:http server answering `/get` and `/list` with fixed JSON
@@ -298,7 +301,7 @@ const bodies = { '/get': body(getBytes), '/list': body(listBytes) };
 require('node:http').createServer((q, s) => {
   const b = bodies[q.url];
   s.writeHead(200, { 'content-type': 'application/json', 'content-length': b.length }); s.end(b);
-}).listen(port, '127.0.0.1');`;
+}).on('error', () => process.exit(${ExitCode.ListenFailed})).listen(port, '127.0.0.1');`;
 
 /** One round of reads over HTTP: GET on 4 and 16 connections, LIST as JSON (and Table) on one. */
 interface Reads {
@@ -324,19 +327,43 @@ async function reads(url: string, getPath: string, listPath: string, table: bool
   };
 }
 
-async function bareWatchersCost(n: number): Promise<WatchersCost> {
-  const port = PORT + 1;
+/**
+ * The bare watch server on `port`, once it answers `POST /fire` with its `fired` (a GET would be
+ * held as a watcher; another process on the port answers otherwise). One that exits first (its
+ * port taken: code 4) rejects with its exit code, for onFreePort.
+ */
+async function startBareWatch(port: number): Promise<{ child: ChildProcess; url: string }> {
   const url = `http://127.0.0.1:${port}`;
   const child = spawn(process.execPath, ['-e', BARE_WATCH_SERVER, String(port)], { stdio: 'inherit' });
+  for (;;) {
+    const fired = await fetch(`${url}/fire`, { method: 'POST', signal: AbortSignal.timeout(5000) }).then(
+      async (r) => (await r.text()) === 'fired',
+      () => false,
+    );
+    if (fired) return { child, url };
+    if (child.exitCode !== null)
+      throw Object.assign(new Error(`the bare watch server exited with ${child.exitCode}`), {
+        exitCode: child.exitCode,
+      });
+    await sleep(20);
+  }
+}
+
+/**
+ * The bundled agent serving the seeded metabase offline, on a free port, once GET `path` answers.
+ * No container runtime here: this measures the offline read path, so the runtime and pods modules
+ * back off quietly while reads are served (the agent is never "ready", by design).
+ */
+const startAgent = (path: string) =>
+  onFreePort('bench agent', async (port) => {
+    const url = `http://127.0.0.1:${port}`;
+    const args = [...NODE_FLAGS, ...offlineServeArgs('dist/outpost.mjs', port, dir, 'silent')];
+    return { ...(await startAndWait(process.execPath, args, url, path, agentEnv)), url };
+  });
+
+async function bareWatchersCost(n: number): Promise<WatchersCost> {
+  const { child, url } = await onFreePort('bench bare watch server', startBareWatch);
   try {
-    for (;;) {
-      try {
-        await fetch(`${url}/fire`, { method: 'POST' });
-        break;
-      } catch {
-        await sleep(20);
-      }
-    }
     return await watchersCost(
       child.pid!,
       url,
@@ -351,15 +378,10 @@ async function bareWatchersCost(n: number): Promise<WatchersCost> {
 }
 
 /** Outpost's watchers cost on a fresh agent, idle but for one read and one write. */
-async function agentWatchersCost(url: string): Promise<WatchersCost> {
+async function agentWatchersCost(): Promise<WatchersCost> {
   // Fresh: what the read load left for the GC to collect would otherwise drown the watchers' cost.
-  const fresh = await startAndWait(
-    process.execPath,
-    [...NODE_FLAGS, ...offlineServeArgs('dist/outpost.mjs', PORT, dir, 'silent')],
-    url,
-    '/api/v1/pods?limit=1',
-    agentEnv,
-  );
+  const fresh = await startAgent('/api/v1/pods?limit=1');
+  const { url } = fresh;
   const kill = () => fresh.child.kill();
   process.once('exit', kill); // also when a step below fails
   try {
@@ -454,29 +476,19 @@ async function main() {
   // The bundled agent as it runs in production, over HTTP, and beside it the bare server answering
   // the same bytes: both kept running, their rounds interleaved so both see the same machine.
   console.log(`reads: ${ROUNDS} rounds, Outpost and the bare server in turn ...`);
-  const url = `http://127.0.0.1:${PORT}`;
   const getPath = '/api/v1/namespaces/ns-7/pods/pod-0007';
-  const { child, readyMs } = await startAndWait(
-    process.execPath,
-    // No container runtime here: this measures the offline read path, so the runtime and pods
-    // modules back off quietly while reads are served (the agent is never "ready", by design).
-    [...NODE_FLAGS, ...offlineServeArgs('dist/outpost.mjs', PORT, dir, 'silent')],
-    url,
-    getPath,
-    agentEnv,
-  );
+  const { child, readyMs, url } = await startAgent(getPath);
   const killAgent = () => child.kill();
   process.once('exit', killAgent); // also when a step below fails
   const idleRss = rssMb(child.pid!);
   const getBytes = (await (await fetch(url + getPath)).arrayBuffer()).byteLength;
   const listBytes = (await (await fetch(`${url}/api/v1/pods`)).arrayBuffer()).byteLength;
-  const bareUrl = `http://127.0.0.1:${PORT + 2}`;
-  const bareServer = await startAndWait(
-    process.execPath,
-    ['-e', BARE_READ_SERVER, String(PORT + 2), String(getBytes), String(listBytes)],
-    bareUrl,
-    '/get',
-  );
+  const bareServer = await onFreePort('bench bare server', async (port) => {
+    const bareUrl = `http://127.0.0.1:${port}`;
+    const args = ['-e', BARE_READ_SERVER, String(port), String(getBytes), String(listBytes)];
+    return { ...(await startAndWait(process.execPath, args, bareUrl, '/get')), bareUrl };
+  });
+  const { bareUrl } = bareServer;
   const outpostReads: Reads[] = [];
   const bareRounds: Reads[] = [];
   try {
@@ -497,7 +509,7 @@ async function main() {
   const watchers: WatchersCost[] = [];
   const bareWatchers: WatchersCost[] = [];
   for (let r = 0; r < ROUNDS; r++) {
-    watchers.push(await agentWatchersCost(url));
+    watchers.push(await agentWatchersCost());
     bareWatchers.push(await bareWatchersCost(WATCHERS));
   }
   rmSync(dir, { recursive: true, force: true });

@@ -122,7 +122,8 @@ export async function startAndWait(
   const child: ChildProcess = spawn(cmd, args, { stdio: ['ignore', 'ignore', 'inherit'], env });
   for (;;) {
     try {
-      const res = await fetch(url + path);
+      // Bounded: a process that took the port may accept and never answer.
+      const res = await fetch(url + path, { signal: AbortSignal.timeout(5000) });
       if (res.ok) break;
     } catch {}
     if (child.exitCode !== null)
