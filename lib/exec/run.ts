@@ -1,7 +1,14 @@
 // Commands run to completion for scripts (`POST /pods/{ns}/{name}/exec`, keadm's non-TTY exec):
 // CRI ExecSync when there is no input, the streaming path (SPDY, whose stdin can end) when there is.
 import type { CriClient } from '#lib/cri/client.ts';
-import { badRequest, internal, isStatusError, type StatusError, timeout } from '#lib/kube/status.ts';
+import {
+  badRequest,
+  internal,
+  isStatusError,
+  type StatusError,
+  timeout,
+  unavailable,
+} from '#lib/kube/status.ts';
 import type { RunningContainer } from '#lib/pods/runtime/find-container.ts';
 import type { ExecOptions } from './options.ts';
 import { exitCodeOf, parseStatus } from './status.ts';
@@ -76,7 +83,8 @@ function startFailure(message: string, t: RunningContainer, command: string[]): 
  * Runs `command` in a running container and waits for it: at most `timeoutSeconds` (the runtime
  * kills it then: 504 Timeout). `stdin`, when given, is the command's whole input, then EOF.
  * `signal` (the agent's shutdown, never the client's) cancels the runtime call, ExecSync or the
- * streaming path's Exec: a 503 saying the agent is stopping.
+ * streaming path's Exec, and closes the streaming path's session once open: a 503 saying the agent
+ * is stopping (the command itself is the runtime's: it ends with its stdin, or when it ends).
  */
 export async function runInContainer(
   cri: CriClient,
@@ -110,6 +118,12 @@ export async function runInContainer(
     const stderr: Buffer[] = [];
     let status: Buffer | undefined;
     let expired = false;
+    let cancelled = false;
+    const cancel = () => {
+      cancelled = true;
+      upstream.close();
+    };
+    opts.signal?.addEventListener('abort', cancel, { once: true });
     // The stream path has no runtime-side timeout: leave the session (the process keeps stdin's EOF).
     const timer = setTimeout(() => {
       expired = true;
@@ -122,7 +136,12 @@ export async function runInContainer(
     };
     upstream.onClose = (err) => {
       clearTimeout(timer);
+      opts.signal?.removeEventListener('abort', cancel);
       if (expired) return reject(timedOut());
+      if (cancelled && !status)
+        return reject(
+          unavailable(`the exec stream of ${where(target)} was cancelled: the agent is stopping`),
+        );
       if (!status) {
         return reject(
           internal(
@@ -138,6 +157,7 @@ export async function runInContainer(
       }
       resolve({ stdout: Buffer.concat(stdout), stderr: Buffer.concat(stderr), exitCode });
     };
+    if (opts.signal?.aborted) return cancel();
     if (input.length) upstream.stdin(input);
     upstream.closeStdin();
   });
