@@ -148,7 +148,8 @@ async function spawnOn(o: OutpostOptions, port: number): Promise<OutpostProcess>
   const poll = async (path: string, timeoutMs: number) => {
     for (const end = Date.now() + timeoutMs; ; await new Promise((r) => setTimeout(r, 20))) {
       if (gone()) throw died();
-      const ok = await fetch(url + path).then(
+      // Each request bounded: a process that took the port and never answers must not hang the poll.
+      const ok = await fetch(url + path, { signal: AbortSignal.timeout(5_000) }).then(
         (r) => r.ok,
         () => false,
       );
