@@ -75,7 +75,7 @@ export function renderProto(name: string, root = repoRoot): string {
  * time (encode, decode, fromObject, toObject: protobufjs's own generator, run here; `verify`, which
  * Outpost never calls, is left out), every enum, and a `load()` returning the services' methods.
  * protobufjs's wrappers for well-known types (google.protobuf.Any's `@type` JSON form) are not
- * applied: Outpost exchanges such values only as `{ typeUrl, value }`. Of a package Outpost is only
+ * applied: Outpost exchanges such values only as `{ type_url, value }` (lib/dmi/any.ts). Of a package Outpost is only
  * a client of (CLIENT_ONLY), a type gets only the functions its side needs: encode and fromObject
  * for what a request holds, decode and toObject for what a response holds.
  */
@@ -89,7 +89,7 @@ export function renderCodecs(name: string, root = repoRoot): string {
       if (o instanceof protobuf.Type) types.push(o);
       else if (o instanceof protobuf.Enum) enums.push(o);
       else if (o instanceof protobuf.Service) services.push(o);
-      if (o instanceof protobuf.Namespace || o instanceof protobuf.Type) walk(o);
+      if (o instanceof protobuf.Namespace) walk(o); // a Type is a Namespace too (nested types)
     }
   };
   walk(pbRoot);
@@ -100,9 +100,11 @@ export function renderCodecs(name: string, root = repoRoot): string {
   services.sort(byName);
   // One identifier per type and enum, from its full name (`.runtime.v1.PodSandboxConfig`).
   const ids = new Map<protobuf.ReflectionObject, string>();
+  const taken = new Set<string>();
   for (const o of [...types, ...enums]) {
     const id = o.fullName.slice(1).replace(/\./g, '_');
-    if ([...ids.values()].includes(id)) throw new Error(`${o.fullName}: identifier ${id} is taken`);
+    if (taken.has(id)) throw new Error(`${o.fullName}: identifier ${id} is taken`);
+    taken.add(id);
     ids.set(o, id);
   }
   const ref = (o: protobuf.ReflectionObject | null) => (o ? ids.get(o)! : 'null');
