@@ -3,6 +3,12 @@
 // give each message type and enum the shape protobufjs's generated functions expect of them.
 import type { IConversionOptions, Reader, Writer } from 'protobufjs';
 import protobuf from 'protobufjs/minimal.js';
+import { Int64 } from './int64.ts';
+
+// 64-bit fields as Int64 (BigInt arithmetic), not the long library's WebAssembly (lib/grpc/int64.ts);
+// `configure` points protobufjs's reader and LongBits at it.
+protobuf.util.Long = Int64 as unknown as typeof protobuf.util.Long;
+protobuf.configure();
 
 /** A message type as the generated functions use it: its constructor, with its four codecs on it. */
 export interface MessageType {
@@ -92,12 +98,9 @@ export function notGenerated(type: string, codec: string): () => never {
   };
 }
 
-/** A 64-bit field's default: a frozen Long when the long library is there, as protobufjs does. */
+/** A 64-bit field's default: a frozen zero, as protobufjs gives it. */
 export function long0(unsigned: boolean): unknown {
-  const Long = protobuf.util.Long as unknown as
-    | { fromBits(l: number, h: number, u: boolean): object }
-    | undefined;
-  return Long ? Object.freeze(Long.fromBits(0, 0, unsigned)) : 0;
+  return Object.freeze(Int64.fromBits(0, 0, unsigned));
 }
 
 /** protobufjs's util, for the generated files' field defaults (`util.emptyArray`, ...). */
