@@ -43,11 +43,14 @@ export async function listen<E extends Env>(
   const https = tls && !opts.sniff ? await import('node:https') : undefined;
   return new Promise((resolve, reject) => {
     // Client certificates are asked for but not required: a caller may use a bearer token instead,
-    // and an unverified certificate simply authenticates no one (lib/auth/authenticate.ts).
+    // and an unverified certificate simply authenticates no one (lib/auth/authenticate.ts). Without
+    // --client-ca no certificate is asked for, and an empty CA list keeps Node from loading its ~140
+    // public root certificates into the context, which only verifying a peer would use (about 1 MB
+    // of RSS from the first TLS connection on; docs/performance.md).
     const serverOptions = (t: TlsFiles) => ({
       cert: t.cert,
       key: t.key,
-      ...(t.ca ? { ca: t.ca, requestCert: true, rejectUnauthorized: false } : {}),
+      ...(t.ca ? { ca: t.ca, requestCert: true, rejectUnauthorized: false } : { ca: [] }),
     });
     const fetch = app.fetch as Fetch;
     let draining = false;
