@@ -33,6 +33,7 @@ import {
   printTable,
   rssMb,
   type Stats,
+  serviceEnv,
   spread,
   startAndWait,
   stats,
@@ -334,7 +335,10 @@ async function reads(url: string, getPath: string, listPath: string, table: bool
  */
 async function startBareWatch(port: number): Promise<{ child: ChildProcess; url: string }> {
   const url = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, ['-e', BARE_WATCH_SERVER, String(port)], { stdio: 'inherit' });
+  const child = spawn(process.execPath, ['-e', BARE_WATCH_SERVER, String(port)], {
+    stdio: 'inherit',
+    env: serviceEnv,
+  });
   for (;;) {
     const fired = await fetch(`${url}/fire`, { method: 'POST', signal: AbortSignal.timeout(5000) }).then(
       async (r) => (await r.text()) === 'fired',
@@ -486,7 +490,7 @@ async function main() {
   const bareServer = await onFreePort('bench bare server', async (port) => {
     const bareUrl = `http://127.0.0.1:${port}`;
     const args = ['-e', BARE_READ_SERVER, String(port), String(getBytes), String(listBytes)];
-    return { ...(await startAndWait(process.execPath, args, bareUrl, '/get')), bareUrl };
+    return { ...(await startAndWait(process.execPath, args, bareUrl, '/get', serviceEnv)), bareUrl };
   });
   const { bareUrl } = bareServer;
   const outpostReads: Reads[] = [];

@@ -40,6 +40,7 @@ import {
   NODE_FLAGS,
   printTable,
   rssMb,
+  serviceEnv,
   spread,
   startAndWait,
   stopChild,
@@ -74,7 +75,7 @@ const floorScript = (p: number) =>
 /** A bare node HTTP server, started and answering: the anchor of the memory and start rows. */
 const startFloor = () =>
   onFreePort('bench floor', (p) =>
-    startAndWait(process.execPath, ['-e', floorScript(p)], `http://127.0.0.1:${p}`, '/'),
+    startAndWait(process.execPath, ['-e', floorScript(p)], `http://127.0.0.1:${p}`, '/', serviceEnv),
   );
 
 function pod(i: number): Pod {

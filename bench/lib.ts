@@ -8,16 +8,31 @@ import type { Pod } from '#lib/kube/types.ts';
 import { createStore } from '#lib/store/index.ts';
 
 /**
+ * The environment a systemd service starts with: not the shell's, only PATH and the unit's own
+ * variables. The benches run the agent and its bare-node anchors in it, keeping from theirs only
+ * PATH, HOME and XDG_CACHE_HOME (where the serve script's code cache is, as CACHE_DIRECTORY is in
+ * the unit), TMPDIR, LANG and OUTPOST_*. Among what it leaves out: NODE_OPTIONS, and
+ * NODE_EXTRA_CA_CERTS, which this project's build machines set: with it every Node process parses
+ * about 140 certificates before its first line runs (+1.7 MB of RSS and 10-15 ms for a bare
+ * server, docs/performance.md), which a board's service never does.
+ */
+export const serviceEnv: NodeJS.ProcessEnv = Object.fromEntries(
+  Object.entries(process.env).filter(
+    ([k]) => ['PATH', 'HOME', 'XDG_CACHE_HOME', 'TMPDIR', 'LANG'].includes(k) || k.startsWith('OUTPOST_'),
+  ),
+);
+
+/**
  * The agent's node flags and malloc settings as deploy/outpost.service and `outpost supervise` run
  * it: their V8 sizes (BENCH_NODE_FLAGS replaces them, empty for none) and malloc settings
- * (BENCH_MALLOC=glibc leaves glibc's defaults). `agentEnv` is the bench's environment with them.
+ * (BENCH_MALLOC=glibc leaves glibc's defaults). `agentEnv` is the service's environment with them.
  */
 export const NODE_FLAGS = (process.env.BENCH_NODE_FLAGS ?? SMALL_BOARD_FLAGS.join(' '))
   .split(' ')
   .filter(Boolean);
 export const MALLOC_ENV: Record<string, string> =
   process.env.BENCH_MALLOC === 'glibc' ? {} : SMALL_MALLOC_ENV;
-export const agentEnv = { ...process.env, ...MALLOC_ENV };
+export const agentEnv = { ...serviceEnv, ...MALLOC_ENV };
 /** Says the settings above, for a bench's heading. */
 export const AGENT_SETTINGS = `agent node flags: ${NODE_FLAGS.join(' ') || 'none'}, malloc: ${
   Object.entries(MALLOC_ENV)

@@ -30,7 +30,7 @@ import type { Pod } from '#lib/kube/types.ts';
 import { buildContainerConfig, podSpecHash } from '#lib/pods/spec/container-config.ts';
 import { buildSandboxConfig } from '#lib/pods/worker/sandbox.ts';
 import { startLab, stopLab } from '../scripts/lab.ts';
-import { median, printTable, rssMb, spread, stopChild } from './lib.ts';
+import { median, printTable, rssMb, serviceEnv, spread, stopChild } from './lib.ts';
 
 const SIZES = (process.env.BENCH_SIZES ?? '10,50').split(',').map(Number);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -197,9 +197,7 @@ function startOutpost(dataDir: string, manifests: string, bundle = BUNDLE): Outp
   const child = spawn(
     RUNNER[0]!,
     [...flags, ...RUNNER.slice(1), ...args, '--log-level', log ? 'debug' : 'warn'],
-    {
-      stdio: ['ignore', 'ignore', err],
-    },
+    { stdio: ['ignore', 'ignore', err], env: serviceEnv },
   );
   if (typeof err === 'number') closeSync(err);
   return { child, t0, ...(log ? { log, epoch } : {}) };

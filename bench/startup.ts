@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { offlineServeArgs, printTable, rssMb, seedPods, stats, stopChild } from './lib.ts';
+import { offlineServeArgs, printTable, rssMb, seedPods, serviceEnv, stats, stopChild } from './lib.ts';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 15);
 const PODS = 10;
@@ -21,7 +21,7 @@ const seed = (): void => seedPods(dir, PODS);
 /** Spawns `args` and polls `url` until it answers 200; the time from spawn to that answer. */
 async function firstAnswer(args: string[], url: string) {
   const t0 = performance.now();
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'], env: serviceEnv });
   let stderr = '';
   child.stderr!.on('data', (d) => {
     stderr += d;
