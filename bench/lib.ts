@@ -13,7 +13,7 @@ import { createStore } from '#lib/store/index.ts';
  * PATH, HOME and XDG_CACHE_HOME (where the serve script's code cache is, as CACHE_DIRECTORY is in
  * the unit), TMPDIR, LANG and OUTPOST_*. Among what it leaves out: NODE_OPTIONS, and
  * NODE_EXTRA_CA_CERTS, which this project's build machines set: with it every Node process parses
- * about 140 certificates before its first line runs (+1.7 MB of RSS and 10-15 ms for a bare
+ * about 140 certificates before its first line runs (+1.7 MB of RSS and about 25 ms for a bare
  * server, docs/performance.md), which a board's service never does.
  */
 export const serviceEnv: NodeJS.ProcessEnv = Object.fromEntries(

@@ -58,10 +58,6 @@ export class Int64 {
     return new Int64(value.low, value.high, value.unsigned ?? false);
   }
 
-  static isLong(value: unknown): value is Int64 {
-    return value instanceof Int64;
-  }
-
   toBigInt(): bigint {
     const bits = (BigInt(this.high >>> 0) << 32n) | BigInt(this.low >>> 0);
     return this.unsigned ? bits : BigInt.asIntN(64, bits);
