@@ -7,6 +7,7 @@ import { createLogger, type LogLevel } from '#lib/log.ts';
 import { type RuntimeName, runtime } from '#lib/runtime.ts';
 import type { BackoffOptions } from '#lib/supervisor/backoff.ts';
 import { superviseProcess } from '#lib/supervisor/process.ts';
+import { flagSetting } from './builtin-flags.ts';
 
 /**
  * V8 settings for a small board, as deploy/outpost.service sets them (docs/performance.md): 1 MB
@@ -26,15 +27,6 @@ export const SMALL_BOARD_FLAGS = [
   '--flush-baseline-code',
   '--bytecode-old-age=2',
 ] as const;
-
-/** The V8 setting a flag chooses: `--no-opt`, `--opt=false`, `--turbofan` and `--no_turbofan` all choose `turbofan`. */
-const flagSetting = (flag: string): string => {
-  const name = flag
-    .split('=')[0]!
-    .replaceAll('_', '-')
-    .replace(/^--no-/, '--');
-  return name === '--opt' ? '--turbofan' : name;
-};
 
 /**
  * glibc malloc for a long-running agent, as deploy/outpost.service sets it (docs/performance.md):

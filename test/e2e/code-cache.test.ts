@@ -1,13 +1,15 @@
 // `outpost serve` from the bundle runs the serve script with a V8 code cache (lib/cli/code-cache.ts):
 // the first start writes the cache once it has answered, the next start takes it (V8 accepts it:
 // the file is not written again) and answers the same; a cache directory that cannot be written,
-// and OUTPOST_CODE_CACHE=off, change nothing but the compile.
+// and OUTPOST_CODE_CACHE=off, change nothing but the compile; under the unit's V8 flags Node's own
+// modules take their code caches too (lib/cli/builtin-flags.ts) and the next start the script's.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { SMALL_BOARD_FLAGS } from '#lib/cli/supervise.ts';
 import { waitFor } from '../helpers/lab.ts';
 import { ensureBundle, onFreePort } from '../helpers/outpost-process.ts';
 
@@ -19,14 +21,15 @@ const children = new Set<ChildProcess>();
  * Starts `serve` with OUTPOST_CODE_CACHE=`cache` and resolves once GET /api/v1/pods lists the pod,
  * on a free port (another one when that was taken before serve bound it: onFreePort).
  */
-const start = (cache: string, dataDir: string) =>
-  onFreePort('code-cache serve', (port) => startOn(cache, dataDir, port));
+const start = (cache: string, dataDir: string, nodeFlags: readonly string[] = []) =>
+  onFreePort('code-cache serve', (port) => startOn(cache, dataDir, port, nodeFlags));
 
-async function startOn(cache: string, dataDir: string, port: number) {
+async function startOn(cache: string, dataDir: string, port: number, nodeFlags: readonly string[]) {
   const url = `http://127.0.0.1:${port}`;
   const child = spawn(
     process.execPath,
     [
+      ...nodeFlags,
       ensureBundle(),
       'serve',
       '--listen',
@@ -40,7 +43,11 @@ async function startOn(cache: string, dataDir: string, port: number) {
       '--runtime-endpoint',
       `unix://${join(dir, 'no-runtime.sock')}`,
     ],
-    { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, OUTPOST_CODE_CACHE: cache } },
+    // NODE_DEBUG_NATIVE: Node says on stderr whether each of its modules took its code cache.
+    {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: { ...process.env, OUTPOST_CODE_CACHE: cache, NODE_DEBUG_NATIVE: 'CODE_CACHE' },
+    },
   );
   children.add(child);
   let logs = '';
@@ -90,10 +97,12 @@ test.after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-test('the first start writes the cache once warm; the next one takes it and answers the same', async () => {
-  const cache = join(dir, 'cache');
-  const dataDir = join(dir, 'data');
-  const first = await start(cache, dataDir);
+/**
+ * Starts serve until it has written its code cache, stops it and starts it again; checks that the
+ * second start took the cache (the file not written anew). Returns the first start's logs and the file.
+ */
+async function twoStarts(cache: string, dataDir: string, nodeFlags: readonly string[] = []) {
+  const first = await start(cache, dataDir, nodeFlags);
   // Written after the first answer and every part's start, in the background.
   const written = await waitFor(() => (cacheFiles(cache).length === 1 ? true : undefined), 120_000);
   assert.ok(written, first.logs());
@@ -101,8 +110,7 @@ test('the first start writes the cache once warm; the next one takes it and answ
   const [name] = cacheFiles(cache);
   const file = join(cache, name!);
   const before = statSync(file);
-  assert.is(before.mode & 0o777, 0o600);
-  const second = await start(cache, dataDir);
+  const second = await start(cache, dataDir, nodeFlags);
   assert.is(await second.stop(), 0, second.logs());
   const after = statSync(file);
   assert.equal(
@@ -110,7 +118,22 @@ test('the first start writes the cache once warm; the next one takes it and answ
     [before.ino, before.mtimeMs],
     'V8 took the cache: not written anew',
   );
+  return { firstLogs: first.logs(), name: name!, mode: before.mode };
+}
+
+test('the first start writes the cache once warm; the next one takes it and answers the same', async () => {
+  const cache = join(dir, 'cache');
+  const { name, mode } = await twoStarts(cache, join(dir, 'data'));
+  assert.is(mode & 0o777, 0o600);
   assert.equal(cacheFiles(cache), [name]);
+});
+
+test("under the unit's V8 flags: Node's modules take their caches, the next start the serve script's", async () => {
+  const { firstLogs } = await twoStarts(join(dir, 'cache-flags'), join(dir, 'data-flags'), SMALL_BOARD_FLAGS);
+  // Modules the serve script loads itself (lib/cli/builtin-flags.ts), on Node 20.
+  const expected = process.versions.v8.startsWith('11.') ? 'accepted' : 'rejected';
+  for (const id of ['http', '_http_server', 'net', 'crypto'])
+    assert.match(firstLogs, new RegExp(`Code cache of ${id} \\(\\w+\\) is ${expected}`), id);
 });
 
 test('a cache directory that cannot be made, or none at all: serve runs the same', async () => {

@@ -1,0 +1,77 @@
+// Node's own modules keep their V8 code caches under the small-board V8 flags. Node ships a code
+// cache for each of its modules, made with V8's default flags; V8 takes a cache only when the
+// running flags hash as they did then, so under the unit's `--max-semi-space-size=1 --no-opt ...`
+// every Node module `serve` loads is compiled from source, and Node keeps a new cache of each in
+// memory. Loading a module with these flags put back to their defaults for that moment, and set
+// again right after, takes the shipped caches: what the flags do is done by then (the heap's sizes
+// were fixed when the isolate was made) or done elsewhere (TurboFan and code flushing act on the
+// agent's code, not during a compile). On Node 20 (V8 11) only: Node 22 and 24 did not take the
+// caches either way when measured. docs/performance.md#nodes-modules-with-their-code-caches.
+import { createRequire, isBuiltin } from 'node:module';
+
+const load = createRequire(import.meta.url);
+
+/**
+ * Each flag Outpost's units set (supervise.ts SMALL_BOARD_FLAGS, deploy/outpost.service), by the V8
+ * setting it chooses, and that setting's default on V8 11 (`node --v8-options`).
+ */
+const V8_11_DEFAULTS: Readonly<Record<string, string>> = {
+  '--max-semi-space-size': '--max-semi-space-size=0',
+  '--max-old-space-size': '--max-old-space-size=0',
+  '--turbofan': '--turbofan',
+  '--flush-baseline-code': '--no-flush-baseline-code',
+  '--bytecode-old-age': '--bytecode-old-age=5',
+};
+
+/** The V8 setting a flag chooses: `--no-opt`, `--opt=false`, `--turbofan` and `--no_turbofan` all choose `turbofan`. */
+export const flagSetting = (flag: string): string => {
+  const name = flag
+    .split('=')[0]!
+    .replaceAll('_', '-')
+    .replace(/^--no-/, '--');
+  return name === '--opt' ? '--turbofan' : name;
+};
+
+/** The flags to set while one of Node's modules loads (`defaults`), and to set again after (`given`). */
+export interface FlagWindow {
+  defaults: string;
+  given: string;
+}
+
+/**
+ * The window for a process started with `execArgv` and `nodeOptions` (NODE_OPTIONS): undefined on
+ * another V8 than 11, or when none of the flags it knows was given (nothing to put back).
+ */
+export function builtinFlagWindow(
+  execArgv: readonly string[],
+  nodeOptions = '',
+  v8Version = process.versions.v8,
+): FlagWindow | undefined {
+  if (!v8Version.startsWith('11.')) return undefined;
+  // NODE_OPTIONS is applied before the command line, so a flag given in both ends as the command line's.
+  const given = [...nodeOptions.split(/\s+/), ...execArgv].filter((f) => V8_11_DEFAULTS[flagSetting(f)]);
+  if (given.length === 0) return undefined;
+  const defaults = [...new Set(given.map((f) => V8_11_DEFAULTS[flagSetting(f)]))];
+  return { defaults: defaults.join(' '), given: given.join(' ') };
+}
+
+/**
+ * `req` (a CommonJS require), but loading each of Node's modules the first time with the window's
+ * defaults set; with no window, `req` itself.
+ */
+export function withBuiltinCaches(req: NodeJS.Require, window: FlagWindow | undefined): NodeJS.Require {
+  if (!window) return req;
+  const { setFlagsFromString } = load('node:v8') as typeof import('node:v8');
+  const loaded = new Set<string>();
+  const wrapped = ((id: string) => {
+    if (loaded.has(id) || !isBuiltin(id)) return req(id);
+    loaded.add(id);
+    setFlagsFromString(window.defaults);
+    try {
+      return req(id);
+    } finally {
+      setFlagsFromString(window.given);
+    }
+  }) as NodeJS.Require;
+  return Object.assign(wrapped, req);
+}
