@@ -21,6 +21,7 @@ const V8_11_DEFAULTS: Readonly<Record<string, string>> = {
   '--turbofan': '--turbofan',
   '--flush-baseline-code': '--no-flush-baseline-code',
   '--bytecode-old-age': '--bytecode-old-age=5',
+  '--optimize-for-size': '--no-optimize-for-size',
 };
 
 /** The V8 setting a flag chooses: `--no-opt`, `--opt=false`, `--turbofan` and `--no_turbofan` all choose `turbofan`. */

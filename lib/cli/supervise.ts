@@ -18,7 +18,10 @@ import { flagSetting } from './builtin-flags.ts';
  * the peak throughput, and the agent's CPU at 20 pods does not rise), and the code of functions not
  * run lately dropped sooner (Sparkplug's baseline code with their bytecode, after two full
  * collections unused instead of five: about 1.5 MB less at 20 and 100 pods; a function run again
- * is compiled again, a few milliseconds on the first request after a quiet spell).
+ * is compiled again, a few milliseconds on the first request after a quiet spell), and the heap
+ * sized for memory rather than speed (`--optimize-for-size`: after a full collection the old
+ * generation may grow by 2 MB before the next instead of 8, so at 20 pods it settles about 6 MB
+ * lower, for a little more collecting; docs/performance.md#the-heap-after-the-first-minute).
  */
 export const SMALL_BOARD_FLAGS = [
   '--max-semi-space-size=1',
@@ -26,6 +29,7 @@ export const SMALL_BOARD_FLAGS = [
   '--no-opt',
   '--flush-baseline-code',
   '--bytecode-old-age=2',
+  '--optimize-for-size',
 ] as const;
 
 /**
