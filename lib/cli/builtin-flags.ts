@@ -39,9 +39,13 @@ export interface FlagWindow {
   given: string;
 }
 
+/** Flags under which V8 refuses Node's caches whatever the window does, and under which TurboFan must stay off. */
+const NO_JIT = new Set(['--jitless', '--lite-mode']);
+
 /**
  * The window for a process started with `execArgv` and `nodeOptions` (NODE_OPTIONS): undefined on
- * another V8 than 11, or when none of the flags it knows was given (nothing to put back).
+ * another V8 than 11, under `--jitless` or `--lite-mode` (the window would turn TurboFan on for
+ * nothing), or when none of the flags it knows was given (nothing to put back).
  */
 export function builtinFlagWindow(
   execArgv: readonly string[],
@@ -50,7 +54,9 @@ export function builtinFlagWindow(
 ): FlagWindow | undefined {
   if (!v8Version.startsWith('11.')) return undefined;
   // NODE_OPTIONS is applied before the command line, so a flag given in both ends as the command line's.
-  const given = [...nodeOptions.split(/\s+/), ...execArgv].filter((f) => V8_11_DEFAULTS[flagSetting(f)]);
+  const all = [...nodeOptions.split(/\s+/), ...execArgv];
+  if (all.some((f) => NO_JIT.has(f.split('=')[0]!.replaceAll('_', '-')))) return undefined;
+  const given = all.filter((f) => V8_11_DEFAULTS[flagSetting(f)]);
   if (given.length === 0) return undefined;
   const defaults = [...new Set(given.map((f) => V8_11_DEFAULTS[flagSetting(f)]))];
   return { defaults: defaults.join(' '), given: given.join(' ') };

@@ -44,8 +44,11 @@ test('the window: the unit flags to their defaults and back, the rest left alone
   });
 });
 
-test('no window without a flag it knows, or on another V8 than 11', () => {
-  assert.is(builtinFlagWindow(['--inspect', '--lite-mode'], '', V8_11), undefined);
+test('no window without a flag it knows, on another V8 than 11, or without a JIT', () => {
+  assert.is(builtinFlagWindow(['--inspect', '--max-lazy'], '', V8_11), undefined);
+  // `node --lite-mode outpost.mjs supervise` gives its child the unit's flags too (health.md).
+  assert.is(builtinFlagWindow(['--lite-mode', ...SMALL_BOARD_FLAGS], '', V8_11), undefined);
+  assert.is(builtinFlagWindow([...SMALL_BOARD_FLAGS], '--jitless', V8_11), undefined);
   assert.is(builtinFlagWindow([], '', V8_11), undefined);
   assert.is(builtinFlagWindow([...SMALL_BOARD_FLAGS], '', '12.4.254.21-node.33'), undefined);
   const req = (() => undefined) as unknown as NodeJS.Require;
