@@ -16,7 +16,9 @@
 // each round also measures its cold recovery on the same wiped runtime, in alternating order
 // with OUTPOST_BUNDLE's, beside the same floor,
 // BENCH_RUNTIME=node|deno|bun (default node: what runs the bundle; Deno and Bun from node_modules).
-// BENCH_AGENT_FLAGS: node flags for the agent (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
+// On node the agent runs with the unit's V8 flags and malloc settings (bench/lib.ts: BENCH_NODE_FLAGS
+// replaces the flags, empty for none; BENCH_MALLOC=glibc), as a board's agent does;
+// BENCH_AGENT_FLAGS: more node flags for the agent (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
 // BENCH_TRACE=1: the agent logs at debug level (which costs it some time) and each cold start's
 // timeline is printed: the `sinceProcessStartMs` marks and, per CRI method, the first call's start
 // and the last call's end, in ms since the spawn; beside them the floor's own per-method timeline.
@@ -30,7 +32,17 @@ import type { Pod } from '#lib/kube/types.ts';
 import { buildContainerConfig, podSpecHash } from '#lib/pods/spec/container-config.ts';
 import { buildSandboxConfig } from '#lib/pods/worker/sandbox.ts';
 import { startLab, stopLab } from '../scripts/lab.ts';
-import { median, printTable, rssMb, serviceEnv, spread, stopChild } from './lib.ts';
+import {
+  AGENT_SETTINGS,
+  agentEnv,
+  median,
+  NODE_FLAGS,
+  printTable,
+  rssMb,
+  serviceEnv,
+  spread,
+  stopChild,
+} from './lib.ts';
 
 const SIZES = (process.env.BENCH_SIZES ?? '10,50').split(',').map(Number);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -193,11 +205,15 @@ function startOutpost(dataDir: string, manifests: string, bundle = BUNDLE): Outp
   const t0 = performance.now();
   const args = [bundle, 'serve', '--listen', `127.0.0.1:${PORT}`, '--data-dir', dataDir];
   args.push('--manifests', manifests, '--runtime-endpoint', lab.endpoint, '--node-name', NODE);
-  const flags = RUNTIME === 'node' ? (process.env.BENCH_AGENT_FLAGS ?? '').split(' ').filter(Boolean) : [];
+  // On node, the unit's V8 flags and malloc settings (bench/lib.ts), as a board's agent recovers.
+  const flags =
+    RUNTIME === 'node'
+      ? [...NODE_FLAGS, ...(process.env.BENCH_AGENT_FLAGS ?? '').split(' ').filter(Boolean)]
+      : [];
   const child = spawn(
     RUNNER[0]!,
     [...flags, ...RUNNER.slice(1), ...args, '--log-level', log ? 'debug' : 'warn'],
-    { stdio: ['ignore', 'ignore', err], env: serviceEnv },
+    { stdio: ['ignore', 'ignore', err], env: RUNTIME === 'node' ? agentEnv : serviceEnv },
   );
   if (typeof err === 'number') closeSync(err);
   return { child, t0, ...(log ? { log, epoch } : {}) };
@@ -382,7 +398,7 @@ try {
 }
 
 console.log(
-  `\nOutpost recovery on containerd (lab), busybox pods, host network and CNI, images present; the agent on ${RUNTIME} (the bench on node ${process.version}), ${new Date().toISOString()}`,
+  `\nOutpost recovery on containerd (lab), busybox pods, host network and CNI, images present; the agent on ${RUNTIME}${RUNTIME === 'node' ? ` (${AGENT_SETTINGS})` : ''} (the bench on node ${process.version}), ${new Date().toISOString()}`,
 );
 console.log(
   `times in seconds from agent start (floor: from the first call); median (min-max) of ${ROUNDS} rounds\n`,
