@@ -24,12 +24,12 @@ const V8_11_DEFAULTS: Readonly<Record<string, string>> = {
   '--optimize-for-size': '--no-optimize-for-size',
 };
 
+/** A flag's name as V8 spells it: `--max_old_space_size=64` is `--max-old-space-size`. */
+const flagName = (flag: string): string => flag.split('=')[0]!.replaceAll('_', '-');
+
 /** The V8 setting a flag chooses: `--no-opt`, `--opt=false`, `--turbofan` and `--no_turbofan` all choose `turbofan`. */
 export const flagSetting = (flag: string): string => {
-  const name = flag
-    .split('=')[0]!
-    .replaceAll('_', '-')
-    .replace(/^--no-/, '--');
+  const name = flagName(flag).replace(/^--no-/, '--');
   return name === '--opt' ? '--turbofan' : name;
 };
 
@@ -55,11 +55,11 @@ export function builtinFlagWindow(
   if (!v8Version.startsWith('11.')) return undefined;
   // NODE_OPTIONS is applied before the command line, so a flag given in both ends as the command line's.
   const all = [...nodeOptions.split(/\s+/), ...execArgv];
-  if (all.some((f) => NO_JIT.has(f.split('=')[0]!.replaceAll('_', '-')))) return undefined;
+  if (all.some((f) => NO_JIT.has(flagName(f)))) return undefined;
   const given = all.filter((f) => V8_11_DEFAULTS[flagSetting(f)]);
   if (given.length === 0) return undefined;
-  const defaults = [...new Set(given.map((f) => V8_11_DEFAULTS[flagSetting(f)]))];
-  return { defaults: defaults.join(' '), given: given.join(' ') };
+  const defaults = new Set(given.map((f) => V8_11_DEFAULTS[flagSetting(f)]));
+  return { defaults: [...defaults].join(' '), given: given.join(' ') };
 }
 
 /**
