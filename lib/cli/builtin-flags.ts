@@ -22,6 +22,7 @@ const V8_11_DEFAULTS: Readonly<Record<string, string>> = {
   '--flush-baseline-code': '--no-flush-baseline-code',
   '--bytecode-old-age': '--bytecode-old-age=5',
   '--optimize-for-size': '--no-optimize-for-size',
+  '--compact-on-every-full-gc': '--no-compact-on-every-full-gc',
 };
 
 /** A flag's name as V8 spells it: `--max_old_space_size=64` is `--max-old-space-size`. */
