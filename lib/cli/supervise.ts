@@ -23,7 +23,8 @@ import { flagSetting } from './builtin-flags.ts';
  * generation may grow by 2 MB before the next instead of 8, so at 20 pods it settles about 6 MB
  * lower, for a little more collecting; docs/performance.md#the-heap-after-the-first-minute), and
  * compacted at every full collection (`--compact-on-every-full-gc`: the pages the collection left
- * sparse are emptied and given back, about 1 MB less at 20 pods for a few % more CPU;
+ * sparse are emptied and given back, about 1 MB less at 20 pods for a few % more CPU and 10 ms
+ * more to the first read;
  * docs/performance.md#compacting-at-every-full-collection).
  */
 export const SMALL_BOARD_FLAGS = [
