@@ -261,8 +261,7 @@ async function podRound(r: number): Promise<PodRound> {
   await sleep(2000);
   const idleRss = await steadyRss(idle.child.pid!, 3000);
   await stopChild(idle.child);
-  const socket = lab.endpoint.replace(/^unix:\/\//, '');
-  const partsAlone = await startParts(join(idleDir, 'outpost.db'), NODE_FLAGS, agentEnv, socket);
+  const partsAlone = await startParts(join(idleDir, 'outpost.db'), NODE_FLAGS, agentEnv, lab.socket);
   await sleep(2000);
   const parts = rssMb(partsAlone.child.pid!);
   await stopChild(partsAlone.child);
