@@ -33,7 +33,7 @@ import type { Clock } from './clock.ts';
 import { systemClock } from './clock.ts';
 import { ConfigError, parseListen, type ServeConfig } from './config.ts';
 import type { Logger } from './log.ts';
-import { createMetrics, timeMetabaseWrites } from './metrics.ts';
+import { createMetrics, type Metrics, timeMetabaseWrites } from './metrics.ts';
 import { listen, listenLocal, type RunningServer } from './server.ts';
 import { OUTPOST_VERSION } from './version.ts';
 
@@ -95,6 +95,7 @@ interface Opened {
   localServer?: { close(): Promise<void> } | undefined;
   dmi?: Dmi;
   nodeApi?: NodeApi;
+  metrics?: Metrics;
 }
 
 /**
@@ -124,6 +125,7 @@ async function closeOpened(o: Opened): Promise<void> {
   await step(() => o.podSide?.close());
   await step(() => o.cloud?.close());
   await step(() => o.metabase?.close());
+  await step(() => o.metrics?.close());
   await step(() => o.lock?.release());
   if (failure) throw failure.err;
 }
@@ -258,6 +260,7 @@ async function start(config: ServeConfig, log: Logger, opts: AgentOptions, opene
         }
       : {}),
   });
+  opened.metrics = metrics;
   let recoveredLogged = false;
   supervisor.on('change', (m) => {
     metrics.module(m);

@@ -2,11 +2,12 @@
 // so tests and several agents in one process do not share counters). Names follow the Prometheus
 // conventions: `_total` counters, `_seconds` histograms, base units.
 
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Sqlite } from '#db/sqlite.ts';
 import { aroundTransactions } from '#db/transactions.ts';
 import type { Pod } from '#lib/kube/types.ts';
 import type { ModuleSnapshot, ModuleState } from '#lib/supervisor/modules.ts';
+import { registerProcessMetrics } from './process-metrics.ts';
 
 export const MODULE_STATES: readonly ModuleState[] = [
   'starting',
@@ -20,6 +21,8 @@ export const MODULE_STATES: readonly ModuleState[] = [
 /** What the agent reports into; the HTTP middleware, the CRI client and the metabase call these. */
 export interface Metrics {
   readonly registry: Registry;
+  /** Stops what samples in the background (the event loop's delay); the registry still answers. */
+  close(): void;
   /** One answered HTTP request; `route` is the matched route pattern, never the raw URL. */
   http(method: string, route: string, code: number, seconds: number): void;
   /** One CRI call; `code` is the gRPC status name (`OK`, `UNAVAILABLE`, ...). */
@@ -58,7 +61,7 @@ const LATENCY = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5
 export function createMetrics(sources: MetricsSources = {}): Metrics {
   const registry = new Registry();
   const registers = [registry];
-  if (sources.process !== false) collectDefaultMetrics({ register: registry });
+  const stopProcessMetrics = sources.process !== false ? registerProcessMetrics(registry) : () => {};
 
   const moduleState = new Gauge({
     name: 'outpost_module_state',
@@ -203,6 +206,7 @@ export function createMetrics(sources: MetricsSources = {}): Metrics {
   const seenRestarts = new Map<string, number>();
   return {
     registry,
+    close: stopProcessMetrics,
     http(method, route, code, seconds) {
       const labels = { method, route, code: String(code) };
       httpRequests.inc(labels);
