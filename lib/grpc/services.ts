@@ -22,35 +22,6 @@ const deserializer =
   (bytes: Buffer): object =>
     type.toObject(type.decode(bytes), DECODE);
 
-/** Freezes an answer's objects all the way down: they are handed out again by `sameAnswerOnce`. */
-function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const v of Object.values(value)) deepFreeze(v);
-  }
-  return value;
-}
-
-/**
- * A List answer decoded once for as long as the runtime sends the same bytes: the pods module
- * relists the runtime every second, and decoding identical ListContainers and ListPodSandbox answers
- * was about a third of what the agent allocated at 20 pods (docs/performance.md). The items are
- * frozen and shared between the calls; each call gets its own top-level arrays, which callers sort.
- */
-export function sameAnswerOnce(decode: (bytes: Buffer) => object): (bytes: Buffer) => object {
-  let last: { bytes: Buffer; answer: Record<string, unknown> } | undefined;
-  return (bytes) => {
-    if (!last?.bytes.equals(bytes)) {
-      const answer = deepFreeze(decode(bytes) as Record<string, unknown>);
-      // grpc-js hands over a Buffer it does not reuse; a copy keeps this one from pinning a larger one.
-      last = { bytes: Buffer.from(bytes), answer };
-    }
-    const copy: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(last.answer)) copy[k] = Array.isArray(v) ? [...v] : v;
-    return copy;
-  };
-}
-
 /**
  * gRPC service definitions from a proto package's generated codecs (`load` of
  * lib/<package>/codec.gen.ts: camelCase fields, fixed by the generator), built on the first use
@@ -77,10 +48,7 @@ export function lazyServices(load: () => GeneratedProto): (name: string) => () =
         requestSerialize: serializer(m.request),
         requestDeserialize: deserializer(m.request),
         responseSerialize: serializer(m.response),
-        responseDeserialize:
-          method.startsWith('List') && !m.responseStream
-            ? sameAnswerOnce(deserializer(m.response))
-            : deserializer(m.response),
+        responseDeserialize: deserializer(m.response),
         originalName: method.charAt(0).toLowerCase() + method.slice(1),
       };
     }
