@@ -398,41 +398,27 @@ const ratio = (f: (r: PodRound) => number) =>
     rounds.map((r) => f(r) / r.floor),
     2,
   );
+/** A row of one RSS figure per round beside the bare server's, median (min-max), and their ratio per round. */
+const rssRow = (what: string, f: (r: PodRound) => number, published: string, target: string) => [
+  what,
+  col(f),
+  col((r) => r.floor),
+  ratio(f),
+  published,
+  target,
+];
 const memoryRows = PARTS.has('memory')
   ? [
-      [
-        'RSS idle, runtime absent (MB)',
-        col((r) => r.idle),
-        col((r) => r.floor),
-        ratio((r) => r.idle),
-        'YurtHub 35-40',
-        '-',
-      ],
-      [
+      rssRow('RSS idle, runtime absent (MB)', (r) => r.idle, 'YurtHub 35-40', '-'),
+      rssRow(
         `RSS, 20 pods, probes, logs -f, get -w, after ${SETTLE_MS / 1000} s (MB)`,
-        col((r) => r.rss20),
-        col((r) => r.floor),
-        ratio((r) => r.rss20),
+        (r) => r.rss20,
         'edgecore 61.3 at 5, 74.1 at 40 pods',
         '<= 60',
-      ],
-      [
-        `RSS, 100 pods, after ${SETTLE_MS / 1000} s (MB)`,
-        col((r) => r.rss100),
-        col((r) => r.floor),
-        ratio((r) => r.rss100),
-        '-',
-        '-',
-      ],
+      ),
+      rssRow(`RSS, 100 pods, after ${SETTLE_MS / 1000} s (MB)`, (r) => r.rss100, '-', '-'),
       ['RSS growth 20 -> 100 pods (MB)', col((r) => r.rss100 - r.rss20), '-', '-', '-', '<= 15'],
-      [
-        'RSS, the parts alone: server on the metabase, HTTP/2, TLS (MB)',
-        col((r) => r.parts),
-        col((r) => r.floor),
-        ratio((r) => r.parts),
-        '-',
-        '-',
-      ],
+      rssRow('RSS, the parts alone: server on the metabase, HTTP/2, TLS (MB)', (r) => r.parts, '-', '-'),
       [
         `CPU, 20 pods as above, over those ${SETTLE_MS / 1000} s (% of a core)`,
         col((r) => r.cpu20),
