@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod';
 import { parseQuantity } from './kube/quantity.ts';
 import type { LogLevel } from './log.ts';
 

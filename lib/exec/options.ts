@@ -1,6 +1,6 @@
 // PodExecOptions as kubectl and keadm send them (query parameters), checked with the API server's
 // and kubelet's messages, and the upgrade headers that pick the streaming protocol.
-import { z } from 'zod';
+import * as z from 'zod';
 import { badRequest } from '#lib/kube/status.ts';
 
 /** The channel protocols Outpost speaks to clients, best first (kubectl 1.30+ offers only v5). */

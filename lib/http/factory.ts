@@ -1,6 +1,6 @@
 import { zValidator } from '@hono/zod-validator';
 import { createFactory } from 'hono/factory';
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { badRequest, StatusError } from '#lib/kube/status.ts';
 import type { AppEnv } from './env.ts';
 

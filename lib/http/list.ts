@@ -1,5 +1,5 @@
 import { stream } from 'hono/streaming';
-import { z } from 'zod';
+import * as z from 'zod';
 import { parseFieldSelector, parseLabelSelector, requiredEquals } from '#lib/kube/selectors.ts';
 import { badRequest, gone, StatusError } from '#lib/kube/status.ts';
 import { type IncludeObject, parseIncludeObject, type Table, type ToTableOptions } from '#lib/kube/table.ts';

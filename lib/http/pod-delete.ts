@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { parseFieldSelector, parseLabelSelector } from '#lib/kube/selectors.ts';
 import { badRequest, conflict, notFound } from '#lib/kube/status.ts';
 import type { Pod } from '#lib/kube/types.ts';

@@ -1,7 +1,7 @@
 // A container's log as `kubectl logs` reads it, shared by the local API's `.../pods/{name}/log`
 // and the node API's `/containerLogs/{ns}/{pod}/{container}` (the API server's proxy target).
 import { stream } from 'hono/streaming';
-import { z } from 'zod';
+import * as z from 'zod';
 import { unavailable } from '#lib/kube/status.ts';
 import type { Pod } from '#lib/kube/types.ts';
 import { parseRfc3339 } from '#lib/pods/logs/format.ts';

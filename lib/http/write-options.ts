@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { badRequest, conflict, StatusError } from '#lib/kube/status.ts';
 import type { Source } from '#lib/store/pods.ts';
 import type { AppContext } from './env.ts';

@@ -1,6 +1,6 @@
 // The node API's paths as kubelet has them: `{ns}/{pod}[/{uid}][/{container}]`; a uid that is not
 // the pod's is a 404, as when a pod was recreated under the same name.
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { queryError } from '#lib/http/factory.ts';
 import { notFound } from '#lib/kube/status.ts';
 import type { Pod } from '#lib/kube/types.ts';

@@ -1,7 +1,7 @@
 // The query of the node API's `/exec`, `/attach` and `/run`, as the API server writes it when it
 // proxies PodExecOptions and PodAttachOptions: `command` (repeated), `input`, `output`, `error`,
 // `tty` as `1`/`true` (kubelet reads any strconv.ParseBool true).
-import { z } from 'zod';
+import * as z from 'zod';
 
 const TRUE = ['1', 't', 'T', 'TRUE', 'true', 'True'];
 const flag = z

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { factory, query } from '#lib/http/factory.ts';
 
 const auditQuery = z.object({

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { importArchive } from '#lib/cri/import-archive.ts';
 import { body, factory } from '#lib/http/factory.ts';
 import { unavailable } from '#lib/kube/status.ts';

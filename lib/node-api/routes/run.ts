@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { runInContainer } from '#lib/exec/run.ts';
 import { badRequest } from '#lib/kube/status.ts';
 import { requireRuntime, runningInstance } from '#lib/pods/runtime/find-container.ts';

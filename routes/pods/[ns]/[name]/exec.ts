@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { runInContainer } from '#lib/exec/run.ts';
 import { body, factory } from '#lib/http/factory.ts';
 import { param } from '#lib/http/params.ts';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { factory } from '#lib/http/factory.ts';
 import { param } from '#lib/http/params.ts';
 import { badRequest, StatusError } from '#lib/kube/status.ts';
