@@ -1,10 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { type BetterSQLite3Database, drizzle } from 'drizzle-orm/better-sqlite3';
 import { isNoSpace } from './disk.ts';
 import { checkIntegrity, isCorruption, MetabaseCorruptError } from './integrity.ts';
 import { migrations } from './migrations.gen.ts';
-import * as schema from './schema.ts';
 import { openSqlite, type Sqlite } from './sqlite.ts';
 
 /** The schema version this build writes: one per committed migration. */
@@ -17,11 +15,9 @@ export const SCHEMA_VERSION = migrations.length;
  */
 export type Durability = 'full' | 'normal';
 
-export type Db = BetterSQLite3Database<typeof schema>;
-
+/** An open metabase; Drizzle's query builder over it is `drizzleOf(mb)` (db/drizzle.ts). */
 export interface Metabase {
   sqlite: Sqlite;
-  db: Db;
   path: string;
   /** Set when this start found the file damaged and replaced it (see db/recover.ts). */
   recovery?: Recovery;
@@ -85,8 +81,7 @@ export function openMetabase(dir: string, opts: OpenOptions = {}): Metabase {
     if (isCorruption(e)) throw new MetabaseCorruptError(path, [(e as Error).message]);
     throw new MetabaseError(`cannot open metabase ${path}: ${(e as Error).message}`);
   }
-  const db = drizzle(sqlite, { schema });
-  return { sqlite, db, path, close: () => sqlite.close() };
+  return { sqlite, path, close: () => sqlite.close() };
 }
 
 /** Applies the embedded migrations above `PRAGMA user_version`, each in its own transaction. */

@@ -4,7 +4,7 @@
 // requires them from the modules that use them (its top level loads none), and that each file gives
 // what its package gives. That a default `serve` at 20 pods never loads them, and that `--mqtt` and
 // `kubectl exec` do, is measured in docs/performance.md and run by the bundle's e2e suites (mqtt,
-// runtimes). Also that zod is in it only as far as Outpost uses it.
+// runtimes). Also that zod is in it only as far as Outpost uses it, and Drizzle not at all.
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -89,6 +89,19 @@ test('zod is in the serve script only as far as Outpost uses it', () => {
       .reduce((sum, [, i]) => sum + i.bytesInOutput, 0);
     assert.is(bytes, 0, `${file} is in the serve script: import zod as \`import * as z from 'zod'\``);
   }
+});
+
+test("Drizzle's query builder is not in the serve script: serve never makes one", () => {
+  // db/drizzle.ts makes it on first use; the stores run their own statements. In the script it
+  // would be about 75 KiB of resident source and 0.25 MiB of heap (docs/performance.md).
+  const inside = Object.entries(output.inputs)
+    .filter(([input, i]) => /node_modules\/drizzle-orm\/|db\/schema\.ts$/.test(input) && i.bytesInOutput > 0)
+    .map(([input]) => input);
+  assert.equal(
+    inside,
+    [],
+    'drizzle-orm or the schema is in the serve script: use db/drizzle.ts off the serve path',
+  );
 });
 
 test('each vendor file gives what its package gives', () => {

@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { eq } from 'drizzle-orm';
+import { drizzleOf } from '#db/drizzle.ts';
 import { MetabaseCorruptError } from '#db/integrity.ts';
 import { openMetabase, SCHEMA_VERSION } from '#db/open.ts';
 import { openCheckedMetabase } from '#db/recover.ts';
@@ -50,33 +51,34 @@ export const checks: [string, (dir: string) => void][] = [
     'Drizzle: insert, select (array rows), update, delete, transaction',
     (dir) => {
       const mb = openMetabase(dir);
-      mb.db.insert(meta).values({ key: 'k', value: 'v' }).run();
-      assert.deepEqual(mb.db.select().from(meta).where(eq(meta.key, 'k')).all(), [{ key: 'k', value: 'v' }]);
-      assert.deepEqual(mb.db.select({ v: meta.value }).from(meta).where(eq(meta.key, 'k')).get(), { v: 'v' });
-      assert.equal(mb.db.select().from(meta).where(eq(meta.key, 'none')).get(), undefined);
-      mb.db.update(meta).set({ value: 'w' }).where(eq(meta.key, 'k')).run();
+      const db = drizzleOf(mb);
+      assert.equal(drizzleOf(mb), db, 'one builder per connection');
+      db.insert(meta).values({ key: 'k', value: 'v' }).run();
+      assert.deepEqual(db.select().from(meta).where(eq(meta.key, 'k')).all(), [{ key: 'k', value: 'v' }]);
+      assert.deepEqual(db.select({ v: meta.value }).from(meta).where(eq(meta.key, 'k')).get(), { v: 'v' });
+      assert.equal(db.select().from(meta).where(eq(meta.key, 'none')).get(), undefined);
+      db.update(meta).set({ value: 'w' }).where(eq(meta.key, 'k')).run();
       assert.throws(() =>
-        mb.db.transaction((tx) => {
+        db.transaction((tx) => {
           tx.update(meta).set({ value: 'x' }).where(eq(meta.key, 'k')).run();
           throw new Error('abort');
         }),
       );
-      assert.equal(mb.db.select().from(meta).where(eq(meta.key, 'k')).get()?.value, 'w');
+      assert.equal(db.select().from(meta).where(eq(meta.key, 'k')).get()?.value, 'w');
       const pod = { namespace: 'default', nodeName: 'n', source: 'api' as const, object: '{}' };
-      mb.db
-        .insert(pods)
+      db.insert(pods)
         .values({ ...pod, uid: 'u1', name: 'p1', resourceVersion: 1 })
         .run();
       assert.throws(
         () =>
-          mb.db
+          db
             .insert(pods)
             .values({ ...pod, uid: 'u2', name: 'p1', resourceVersion: 2 })
             .run(),
         (e: unknown) => /UNIQUE/.test((e as Error).message),
       );
-      mb.db.delete(meta).where(eq(meta.key, 'k')).run();
-      assert.equal(mb.db.select().from(meta).where(eq(meta.key, 'k')).all().length, 0);
+      db.delete(meta).where(eq(meta.key, 'k')).run();
+      assert.equal(db.select().from(meta).where(eq(meta.key, 'k')).all().length, 0);
       mb.close();
     },
   ],
