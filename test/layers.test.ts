@@ -121,6 +121,18 @@ test('no lower layer imports a higher one', () => {
   assert.equal(bad, []);
 });
 
+test("the agent never starts ICU's collator: no localeCompare or Intl.Collator outside lib/cli", () => {
+  // Its first use costs 3.1 MB of resident memory for the process's life (lib/kube/order.ts);
+  // the CLI's commands are short-lived processes and may sort for people.
+  const bad: string[] = [];
+  for (const file of files) {
+    if (file.startsWith(join('lib', 'cli'))) continue;
+    const code = readFileSync(join(root, file), 'utf8').replace(/^\s*(\/\/|\*).*$/gm, '');
+    if (/\.localeCompare\(|Intl\.Collator/.test(code)) bad.push(file);
+  }
+  assert.equal(bad, []);
+});
+
 test('the layer table names only folders that exist', () => {
   for (const unit of Object.keys(LAYERS)) statSync(join(root, unit));
   assert.ok(relative(root, root) === '');
