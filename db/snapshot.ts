@@ -14,7 +14,7 @@ import {
   unlinkSync,
 } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { byCodeUnit } from '#lib/kube/order.ts';
+import { compareGoStrings } from '#lib/kube/order.ts';
 import { checkIntegrity } from './integrity.ts';
 import { openSqlite, type Sqlite } from './sqlite.ts';
 
@@ -65,7 +65,7 @@ export function listSnapshots(dataDir: string): Snapshot[] {
       out.push({ path, takenAt: parseStamp(m[1]!), bytes: statSync(path).size, reason: m[2]! });
     } catch {}
   }
-  return out.sort((a, b) => b.takenAt - a.takenAt || byCodeUnit(b.path, a.path));
+  return out.sort((a, b) => b.takenAt - a.takenAt || compareGoStrings(b.path, a.path));
 }
 
 function fsyncPath(path: string): void {

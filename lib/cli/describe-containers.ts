@@ -1,6 +1,4 @@
 // The container sections of `kubectl describe pod` (describeContainers and its helpers).
-
-import { byCodeUnit } from '#lib/kube/order.ts';
 import { parseQuantity, quantityMilliValue, quantityValue } from '#lib/kube/quantity.ts';
 import { formatQuantity } from '#lib/kube/quantity-format.ts';
 import type { ContainerState, ContainerStatus, Pod } from '#lib/kube/types.ts';
@@ -63,6 +61,8 @@ export interface SpecContainer {
   securityContext?: { seccompProfile?: { type: string; localhostProfile?: string } };
 }
 
+const byKey = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
 /** `Limits:` then `Requests:`, each resource sorted by name, quantities in canonical form. */
 export function describeResources(w: PrefixWriter, r: Resources | undefined, level: number): void {
   if (!r) return;
@@ -70,7 +70,7 @@ export function describeResources(w: PrefixWriter, r: Resources | undefined, lev
     ['Limits', r.limits],
     ['Requests', r.requests],
   ] as const) {
-    const names = Object.keys(list ?? {}).sort(byCodeUnit);
+    const names = Object.keys(list ?? {}).sort(byKey);
     if (names.length) w.write(level, `${title}:\n`);
     for (const n of names) w.write(level + 1, `${n}:\t${formatQuantity(list![n]!)}\n`);
   }
@@ -209,7 +209,7 @@ function describeEnv(w: PrefixWriter, c: SpecContainer, pod: Pod): void {
 function describeMounts(w: PrefixWriter, c: SpecContainer): void {
   const none = c.volumeMounts?.length ? '' : '\t<none>';
   w.write(LEVEL_2, `Mounts:${none}\n`);
-  for (const m of [...(c.volumeMounts ?? [])].sort((a, b) => byCodeUnit(a.mountPath, b.mountPath))) {
+  for (const m of [...(c.volumeMounts ?? [])].sort((a, b) => byKey(a.mountPath, b.mountPath))) {
     const flags = [m.readOnly ? 'ro' : 'rw'];
     if (m.subPath) flags.push(`path=${JSON.stringify(m.subPath)}`);
     w.write(LEVEL_3, `${m.mountPath} from ${m.name} (${flags.join(',')})\n`);
@@ -217,7 +217,7 @@ function describeMounts(w: PrefixWriter, c: SpecContainer): void {
   if (c.volumeDevices?.length) {
     // kubectl reuses the Mounts suffix here.
     w.write(LEVEL_2, `Devices:${none}\n`);
-    for (const d of [...c.volumeDevices].sort((a, b) => byCodeUnit(a.devicePath, b.devicePath)))
+    for (const d of [...c.volumeDevices].sort((a, b) => byKey(a.devicePath, b.devicePath)))
       w.write(LEVEL_3, `${d.devicePath} from ${d.name}\n`);
   }
 }

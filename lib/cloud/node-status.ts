@@ -1,8 +1,7 @@
 // The Node object Outpost registers and the status it reports, as pure functions: what kubelet
 // would send for the same host, and a fingerprint that ignores heartbeat times, so status is
 // patched only when something an operator would see changed (or every 5 minutes).
-
-import { byCodeUnit } from '#lib/kube/order.ts';
+import { compareGoStrings } from '#lib/kube/order.ts';
 import { OUTPOST_VERSION } from '#lib/version.ts';
 import type { HostFacts } from './host.ts';
 
@@ -163,7 +162,7 @@ export function statusFingerprint(s: Partial<NodeStatus> | undefined): string {
     .join(',');
   const sorted = (o: Record<string, string> | undefined) =>
     Object.entries(o ?? {})
-      .sort(([a], [b]) => byCodeUnit(a, b))
+      .sort(([a], [b]) => compareGoStrings(a, b))
       .map(([k, v]) => `${k}=${v}`)
       .join(',');
   return JSON.stringify([

@@ -5,6 +5,7 @@
  * kubectl decodes objects as unstructured JSON, where a whole number is an int64 and anything else a
  * float64; a JS number stands for whichever of the two its value implies, so `2.0` prints as `2`.
  */
+import { compareGoStrings } from './order.ts';
 
 /** A float literal written in a template (`1.0`): Go keeps it a float64, which matters to filter comparisons. */
 export class GoFloat {
@@ -20,18 +21,6 @@ export function goFloat(n: number): string {
   const e = Number(exp);
   if (e >= -4 && e < 6) return String(n);
   return `${mantissa}e${e < 0 ? '-' : '+'}${String(Math.abs(e)).padStart(2, '0')}`;
-}
-
-/** Compares strings by code point, which is Go's byte order for UTF-8 strings (map keys are printed sorted). */
-export function compareGoStrings(a: string, b: string): number {
-  if (!/[\ud800-\udfff]/.test(a + b)) return a < b ? -1 : a > b ? 1 : 0;
-  const x = [...a];
-  const y = [...b];
-  for (let i = 0; i < Math.min(x.length, y.length); i++) {
-    const d = x[i]!.codePointAt(0)! - y[i]!.codePointAt(0)!;
-    if (d !== 0) return d;
-  }
-  return x.length - y.length;
 }
 
 const entries = (o: object): [string, unknown][] =>

@@ -4,8 +4,9 @@
  * a string under `*` or `..` yields its UTF-8 bytes, and map values come out in insertion order where
  * Go's order is random.
  */
-import { compareGoStrings, GoFloat, goSprint, jsonPathText } from './jsonpath-format.ts';
+import { GoFloat, goSprint, jsonPathText } from './jsonpath-format.ts';
 import { JsonPathError, type ListNode, type Node, parseTemplate, type SliceNode } from './jsonpath-parse.ts';
+import { compareGoStrings } from './order.ts';
 
 export { JsonPathError } from './jsonpath-parse.ts';
 

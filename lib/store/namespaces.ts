@@ -1,4 +1,4 @@
-import { byCodeUnit } from '#lib/kube/order.ts';
+import { compareGoStrings } from '#lib/kube/order.ts';
 import type { Namespace } from '#lib/kube/printers/namespaces.ts';
 import type { Store } from './index.ts';
 
@@ -16,7 +16,7 @@ export function listNamespaces(store: Store): Namespace[] {
     )
     .all();
   if (!rows.some((r) => r.namespace === 'default')) rows.push({ namespace: 'default', created: null });
-  rows.sort((a, b) => byCodeUnit(a.namespace, b.namespace));
+  rows.sort((a, b) => compareGoStrings(a.namespace, b.namespace));
   return rows.map((r) => ({
     apiVersion: 'v1',
     kind: 'Namespace',

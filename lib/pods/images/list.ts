@@ -1,6 +1,6 @@
 import type { CriClient } from '#lib/cri/client.ts';
 import type { Image } from '#lib/cri/types.ts';
-import { byCodeUnit } from '#lib/kube/order.ts';
+import { compareGoStrings } from '#lib/kube/order.ts';
 import type { PodRecord } from '#lib/store/pods.ts';
 
 /** One image of the runtime, as `GET /images` answers it. */
@@ -58,5 +58,5 @@ export async function listImages(
       pinned: img.pinned,
       usedBy: [...(users.get(img.id) ?? [])].sort(),
     }))
-    .sort((a, b) => byCodeUnit(a.repoTags[0] ?? a.id, b.repoTags[0] ?? b.id));
+    .sort((a, b) => compareGoStrings(a.repoTags[0] ?? a.id, b.repoTags[0] ?? b.id));
 }
