@@ -63,10 +63,7 @@ const drizzleOpensNothing = {
 // about 17 ms of CPU at start (docs/performance.md). gRPC still loads node:http2 when the pod side
 // starts. And one library: prom-client's process CPU counters read the active OpenTelemetry span
 // for exemplars, which Outpost never enables (without an OpenTelemetry SDK the API answers "no
-// span" anyway); @opentelemetry/api's start kept about 98 KiB of heap (docs/performance.md). And
-// the long library, which protobufjs requires for its 64-bit integers: it instantiates WebAssembly
-// as it loads, which cost about 3 MB of RSS once called; lib/grpc/int64.ts stands in for it
-// (protobufjs takes `null` for "not installed", and lib/grpc/codec.ts installs Int64).
+// span" anyway); @opentelemetry/api's start kept about 98 KiB of heap (docs/performance.md).
 const noIdleBuiltins = {
   name: 'no-idle-builtins',
   setup(b) {
@@ -88,7 +85,6 @@ const noIdleBuiltins = {
       contents:
         'module.exports = { trace: { getSpan: () => undefined }, context: { active: () => undefined } };',
     });
-    stubFor(b, { specifier: 'long', importer: 'protobufjs', contents: 'module.exports = null;' });
   },
 };
 

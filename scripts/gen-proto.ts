@@ -1,8 +1,8 @@
 // Turns every proto/<name>/*.proto into two files:
-// - lib/<name>/codec.gen.ts: each message type's encoder, decoder and object converters, written by
-//   protobufjs's own code generator here rather than at every start (protobufjs builds them with
-//   `new Function` on a type's first use: compiled anew by every process, never in a code cache),
-//   and each service's methods; lib/grpc/services.ts makes gRPC service definitions of them;
+// - lib/<name>/codec.gen.ts: a table of the package's message types (each field's number, name,
+//   type and label), enums and services' methods, which lib/grpc/codec.ts encodes and decodes every
+//   message by (one encoder and one decoder for all: no code per type, none generated at run
+//   time); lib/grpc/services.ts makes gRPC service definitions of them;
 // - lib/<name>/proto.gen.ts: the protobufjs JSON descriptor of the same files, for the tests that
 //   check the codecs against @grpc/proto-loader's and for the benchmarks' fake runtime.
 // The bundled agent never reads a .proto, nor generates code, at run time.
@@ -13,6 +13,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import protobuf from 'protobufjs';
+import type { FieldSpec, PackageSpec } from '#lib/grpc/codec.ts';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -29,13 +30,6 @@ export function protoPackages(root = repoRoot): string[] {
 /** Where the generated descriptor of a proto package lives. */
 export const generatedPath = (name: string, root = repoRoot): string =>
   join(root, 'lib', name, 'proto.gen.ts');
-
-/**
- * The packages whose services Outpost only calls, never serves (the container runtime's): their
- * codecs encode requests and decode responses only. The benchmarks' and tests' fake runtimes serve
- * them with @grpc/proto-loader over proto.gen.ts.
- */
-const CLIENT_ONLY = new Set(['cri']);
 
 /** Where the generated codecs of a proto package live. */
 export const codecPath = (name: string, root = repoRoot): string => join(root, 'lib', name, 'codec.gen.ts');
@@ -70,139 +64,135 @@ export function renderProto(name: string, root = repoRoot): string {
 }
 
 /**
- * The text of `lib/<name>/codec.gen.ts`: every message type of the package as a constructor with
- * its field defaults and the four functions protobufjs's `Type.setup` would generate for it at run
- * time (encode, decode, fromObject, toObject: protobufjs's own generator, run here; `verify`, which
- * Outpost never calls, is left out), every enum, and a `load()` returning the services' methods.
- * protobufjs's wrappers for well-known types (google.protobuf.Any's `@type` JSON form) are not
- * applied: Outpost exchanges such values only as `{ type_url, value }` (lib/dmi/any.ts). Of a package Outpost is only
- * a client of (CLIENT_ONLY), a type gets only the functions its side needs: encode and fromObject
- * for what a request holds, decode and toObject for what a response holds.
+ * The text of `lib/<name>/codec.gen.ts`: the package's enums, message types and services as the
+ * tables lib/grpc/codec.ts encodes and decodes by (packageSpec, below).
  */
 export function renderCodecs(name: string, root = repoRoot): string {
   const { pbRoot, sources } = loadPackage(name, root);
-  const types: protobuf.Type[] = [];
-  const enums: protobuf.Enum[] = [];
-  const services: protobuf.Service[] = [];
-  const walk = (ns: protobuf.NamespaceBase): void => {
-    for (const o of ns.nestedArray) {
-      if (o instanceof protobuf.Type) types.push(o);
-      else if (o instanceof protobuf.Enum) enums.push(o);
-      else if (o instanceof protobuf.Service) services.push(o);
-      if (o instanceof protobuf.Namespace) walk(o); // a Type is a Namespace too (nested types)
-    }
-  };
-  walk(pbRoot);
-  const byName = (a: protobuf.ReflectionObject, b: protobuf.ReflectionObject) =>
-    a.fullName < b.fullName ? -1 : a.fullName > b.fullName ? 1 : 0;
-  types.sort(byName);
-  enums.sort(byName);
-  services.sort(byName);
-  // One identifier per type and enum, from its full name (`.runtime.v1.PodSandboxConfig`).
-  const ids = new Map<protobuf.ReflectionObject, string>();
-  const taken = new Set<string>();
-  for (const o of [...types, ...enums]) {
-    const id = o.fullName.slice(1).replace(/\./g, '_');
-    if (taken.has(id)) throw new Error(`${o.fullName}: identifier ${id} is taken`);
-    taken.add(id);
-    ids.set(o, id);
-  }
-  const ref = (o: protobuf.ReflectionObject | null) => (o ? ids.get(o)! : 'null');
-  // The types each side of the package's methods reaches, through message and map fields.
-  const sent = new Set<protobuf.Type>();
-  const received = new Set<protobuf.Type>();
-  const reach = (t: protobuf.Type, into: Set<protobuf.Type>): void => {
-    if (into.has(t)) return;
-    into.add(t);
-    for (const f of t.fieldsArray)
-      if (f.resolve().resolvedType instanceof protobuf.Type) reach(f.resolvedType as protobuf.Type, into);
-  };
-  for (const s of services)
-    for (const m of s.methodsArray) {
-      reach(m.resolvedRequestType!, sent);
-      reach(m.resolvedResponseType!, received);
-    }
-  const clientOnly = CLIENT_ONLY.has(name);
-  const indent = (text: string, by: string) => text.replace(/\n/g, `\n${by}`);
+  const spec = packageSpec(pbRoot);
+  const str = (s: string) => quote(s);
   const out = [
     `// Generated by scripts/gen-proto.ts from ${sources}. Do not edit: change the .proto and run`,
     '// `npx tsx scripts/gen-proto.ts`; test/cri/proto-gen.test.ts fails while this file is stale.',
-    "// @ts-nocheck: protobufjs's generated JavaScript; `load` is typed by lib/grpc/codec.ts.",
-    "import { enumType, type GeneratedProto, long0, message, notGenerated, util } from '#lib/grpc/codec.ts';",
+    "import { type GeneratedProto, protoPackage } from '#lib/grpc/codec.ts';",
     '',
     '/**',
-    ` * The message types and services of proto/${name}, built on the first call (lib/grpc/services.ts):`,
-    " * protobufjs's generated codecs, compiled from this file (and its code cache) like any other code.",
+    ` * The enums, message types and services of proto/${name}: the tables lib/grpc/codec.ts encodes`,
+    ' * and decodes messages by, read on the first call (lib/grpc/services.ts).',
     ' */',
-    'export const load = (): GeneratedProto => {',
+    'export const load = (): GeneratedProto =>',
+    '  protoPackage({',
+    '    enums: {',
   ];
-  for (const e of enums)
-    out.push(`  const ${ref(e)} = enumType(${JSON.stringify(e.valuesById)}, ${JSON.stringify(e.values)});`);
-  for (const t of types) {
-    const sends = !clientOnly || sent.has(t);
-    const receives = !clientOnly || received.has(t);
-    if (!sends && !receives) continue; // in no method
-    const fields = t.fieldsArray.map((f) => f.resolve());
-    const defaults = fields.map((f) => `${JSON.stringify(f.name)}: ${defaultValue(f)}`).join(', ');
-    const oneofs = t.oneofsArray
-      .map((o) => `${JSON.stringify(o.name)}: ${JSON.stringify(o.oneof)}`)
-      .join(', ');
-    const pb = protobuf as unknown as Generators;
-    out.push(`  ${indent(pb.Type.generateConstructor(t).toString(ref(t)), '  ')}`);
-    out.push(
-      `  message(${ref(t)}, { ${defaults} }, { ${oneofs} }, [${fields.map((f) => ref(f.resolvedType)).join(', ')}], (Writer, Reader, types, util, C) => [`,
+  for (const [e, values] of Object.entries(spec.enums)) {
+    const pairs = Object.entries(values).map(([k, v]) => `${k}: ${v}`);
+    out.push(`      ${str(e)}: { ${pairs.join(', ')} },`);
+  }
+  out.push('    },', '    types: {');
+  for (const [t, fields] of Object.entries(spec.types)) {
+    const specs = fields.map(
+      (f) => `[${f.map((v) => (typeof v === 'string' ? str(v) : String(v))).join(', ')}]`,
     );
-    const codecs = {
-      encode: sends && pb.encoder(t),
-      decode: receives && pb.decoder(t),
-      fromObject: sends && pb.converter.fromObject(t),
-      toObject: receives && pb.converter.toObject(t),
-    };
-    for (const [what, gen] of Object.entries(codecs))
-      out.push(
-        gen
-          ? `    ${indent(gen.toString(`${t.name}$${what}`), '    ')},`
-          : `    notGenerated(${JSON.stringify(t.fullName.slice(1))}, ${JSON.stringify(what)}),`,
-      );
-    out.push('  ]);');
+    out.push(`      ${str(t)}: [${specs.join(', ')}],`);
   }
-  out.push('  return {');
-  for (const s of services) {
-    out.push(`    ${JSON.stringify(s.fullName.slice(1))}: {`);
-    for (const m of s.methodsArray) {
-      const io = `request: ${ref(m.resolvedRequestType)}, response: ${ref(m.resolvedResponseType)}`;
-      out.push(
-        `      ${m.name}: { ${io}, requestStream: ${!!m.requestStream}, responseStream: ${!!m.responseStream} },`,
-      );
-    }
-    out.push('    },');
+  out.push('    },', '    services: {');
+  for (const [s, methods] of Object.entries(spec.services)) {
+    out.push(`      ${str(s)}: {`);
+    for (const [m, [request, response, requestStream, responseStream]] of Object.entries(methods))
+      out.push(`        ${m}: [${str(request)}, ${str(response)}, ${requestStream}, ${responseStream}],`);
+    out.push('      },');
   }
-  out.push('  };', '};', '');
+  out.push('    },', '  });', '');
   return out.join('\n');
 }
 
-/** A function protobufjs's generator has written: its source, named `name`. */
-type Source = { toString(name: string): string };
-
-/** protobufjs's code generators (exported by the full build, not in its type declarations). */
-interface Generators {
-  Type: { generateConstructor(t: protobuf.Type): Source };
-  encoder(t: protobuf.Type): Source;
-  decoder(t: protobuf.Type): Source;
-  converter: { fromObject(t: protobuf.Type): Source; toObject(t: protobuf.Type): Source };
+/**
+ * A package's table for lib/grpc/codec.ts: its services, and the enums and message types their
+ * requests and responses reach (each field as its number, name, type and label), sorted by full
+ * name. Features the codec does not have (oneofs, maps with keys other than strings, unpacked
+ * numeric lists, groups) fail here rather than on the wire. protobufjs's wrappers for well-known
+ * types (google.protobuf.Any's `@type` JSON form) are not applied: Outpost exchanges such values
+ * only as `{ type_url, value }` (lib/dmi/any.ts).
+ */
+export function packageSpec(pbRoot: protobuf.Root): PackageSpec {
+  const services: protobuf.Service[] = [];
+  const walk = (ns: protobuf.NamespaceBase): void => {
+    for (const o of ns.nestedArray) {
+      if (o instanceof protobuf.Service) services.push(o);
+      if (o instanceof protobuf.Namespace) walk(o);
+    }
+  };
+  walk(pbRoot);
+  const full = (o: protobuf.ReflectionObject) => o.fullName.slice(1);
+  const byName = (a: protobuf.ReflectionObject, b: protobuf.ReflectionObject) =>
+    full(a) < full(b) ? -1 : full(a) > full(b) ? 1 : 0;
+  const types = new Set<protobuf.Type>();
+  const enums = new Set<protobuf.Enum>();
+  const reach = (t: protobuf.Type): void => {
+    if (types.has(t)) return;
+    types.add(t);
+    for (const f of t.fieldsArray) {
+      const to = f.resolve().resolvedType;
+      if (to instanceof protobuf.Type) reach(to);
+      else if (to instanceof protobuf.Enum) enums.add(to);
+    }
+  };
+  for (const s of services)
+    for (const m of s.methodsArray) {
+      reach(m.resolvedRequestType!);
+      reach(m.resolvedResponseType!);
+    }
+  const spec: PackageSpec = { enums: {}, types: {}, services: {} };
+  for (const e of [...enums].sort(byName)) spec.enums[full(e)] = { ...e.values };
+  for (const t of [...types].sort(byName)) {
+    if (t.oneofsArray.length) throw new Error(`${t.fullName}: lib/grpc/codec.ts has no oneofs`);
+    spec.types[full(t)] = t.fieldsArray.map((f): FieldSpec => {
+      if (!f.resolvedType && !SCALARS.has(f.type))
+        throw new Error(`${f.fullName}: lib/grpc/codec.ts has no type ${f.type}`);
+      const type = f.resolvedType ? full(f.resolvedType) : f.type;
+      if (f.map) {
+        if (!(f instanceof protobuf.MapField) || f.keyType !== 'string')
+          throw new Error(`${f.fullName}: lib/grpc/codec.ts has maps with string keys only`);
+        return [f.id, f.name, type, 'map'];
+      }
+      if (!f.repeated) return [f.id, f.name, type];
+      const numeric = !(f.resolvedType instanceof protobuf.Type) && f.type !== 'string' && f.type !== 'bytes';
+      if (numeric && !f.packed) throw new Error(`${f.fullName}: lib/grpc/codec.ts has no unpacked lists`);
+      return [f.id, f.name, type, 'repeated'];
+    });
+  }
+  for (const s of services.sort(byName)) {
+    const methods: PackageSpec['services'][string] = {};
+    for (const m of s.methodsArray)
+      methods[m.name] = [
+        full(m.resolvedRequestType!),
+        full(m.resolvedResponseType!),
+        !!m.requestStream,
+        !!m.responseStream,
+      ];
+    spec.services[full(s)] = methods;
+  }
+  return spec;
 }
 
-/** A field's default on its message's prototype, as protobufjs's `Field.resolve` makes it. */
-function defaultValue(f: protobuf.Field): string {
-  if (f.map) return 'util.emptyObject';
-  if (f.repeated) return 'util.emptyArray';
-  const d: unknown = f.typeDefault;
-  if (d === null) return 'null';
-  if (f.long) return `long0(${f.type === 'uint64' || f.type === 'fixed64'})`;
-  if (d === protobuf.util.emptyArray) return 'util.emptyArray'; // bytes
-  if (typeof d === 'string' || typeof d === 'number' || typeof d === 'boolean') return JSON.stringify(d);
-  throw new Error(`${f.fullName}: no generated default for ${String(d)}`);
-}
+/** The scalar types lib/grpc/codec.ts encodes and decodes. */
+const SCALARS = new Set([
+  'string',
+  'bytes',
+  'bool',
+  'int32',
+  'uint32',
+  'sint32',
+  'fixed32',
+  'sfixed32',
+  'int64',
+  'uint64',
+  'sint64',
+  'fixed64',
+  'sfixed64',
+  'double',
+  'float',
+]);
 
 /** Regenerates every package; returns the generated files whose text changed (written unless `check`). */
 export function generateAll(opts: { root?: string; check?: boolean } = {}): string[] {

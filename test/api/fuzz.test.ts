@@ -6,16 +6,11 @@ import { METHODS } from '#lib/app.ts';
 import { routes } from '../../routes/_table.gen.ts';
 import { startTestAgent } from '../helpers/agent.ts';
 import { testApp } from '../helpers/app.ts';
+import { seeded } from '../helpers/random.ts';
 
-// A seeded PRNG (mulberry32) so a failure can be replayed.
+// Seeded, so a failure can be replayed.
 const SEED = Number(process.env.FUZZ_SEED ?? 20261121);
-let state = SEED;
-const rand = () => {
-  state = (state + 0x6d2b79f5) | 0;
-  let t = Math.imul(state ^ (state >>> 15), 1 | state);
-  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-};
+const rand = seeded(SEED);
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
 
 const NASTY = [

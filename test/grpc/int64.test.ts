@@ -1,7 +1,7 @@
-// The generated codecs' 64-bit integers (lib/grpc/int64.ts, BigInt arithmetic) against
-// @grpc/proto-loader, whose protobufjs 7 uses the long library: the same bytes and the same decimal
-// strings at the edges of every 64-bit field type the CRI subset has (int64, uint64, repeated
-// int64). And the bundle: the long library and its WebAssembly are not in the serve script.
+// The codec's 64-bit integers (lib/grpc/codec.ts, BigInt arithmetic) against @grpc/proto-loader,
+// whose protobufjs 7 uses the long library: the same bytes and the same decimal strings at the edges
+// of every 64-bit field type the CRI subset has (int64, uint64, repeated int64). And the bundle:
+// neither protobufjs nor the long library and its WebAssembly are in the serve script.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fromJSON } from '@grpc/proto-loader';
@@ -9,7 +9,6 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { load } from '#lib/cri/codec.gen.ts';
 import { descriptor } from '#lib/cri/proto.gen.ts';
-import { Int64 } from '#lib/grpc/int64.ts';
 import { lazyServices } from '#lib/grpc/services.ts';
 import { ensureBundle } from '../helpers/outpost-process.ts';
 
@@ -52,7 +51,7 @@ test('uint64 responses decode to the same decimal strings as the long library gi
     });
     const image = oursImages.ImageStatus!.responseDeserialize(wire).image as Record<string, unknown>;
     assert.is(image.size, v, `size ${v}`);
-    // Int64Value.value is signed: the long library reads 2^63 and up as negative, and so does Int64.
+    // Int64Value.value is signed: the long library reads 2^63 and up as negative, and so does the codec.
     const theirsBack = theirImages.ImageStatus!.responseDeserialize(wire).image as Record<string, unknown>;
     assert.equal(image.uid, theirsBack.uid, `uid ${v}`);
   }
@@ -91,27 +90,40 @@ test('64-bit request fields given as strings or numbers encode to what the long 
   assert.equal(context.runAsUser, securityContext.runAsUser);
 });
 
-test('Int64 converts as the long library does at the edges', () => {
-  assert.is(Int64.fromNumber(Number.NaN).toString(), '0');
-  assert.is(Int64.fromNumber(1.9).toString(), '1');
-  assert.is(Int64.fromNumber(-1.9).toString(), '-1');
-  assert.is(Int64.fromNumber(2 ** 70).toString(), String(2n ** 63n - 1n));
-  assert.is(Int64.fromNumber(-(2 ** 70)).toString(), String(-(2n ** 63n)));
-  assert.is(Int64.fromNumber(-5, true).toString(), '0');
-  assert.is(Int64.fromNumber(Number.POSITIVE_INFINITY, true).toString(), String(2n ** 64n - 1n));
-  // A string wraps: read signed, then marked unsigned, it is the unsigned value.
-  const wrapped = Int64.fromString(String(2n ** 64n - 1n));
-  assert.is(wrapped.toString(), '-1');
-  wrapped.unsigned = true;
-  assert.is(wrapped.toString(), String(2n ** 64n - 1n));
-  assert.is(Int64.fromString(' +42 ').toNumber(), 42);
-  assert.is(Int64.fromValue({ low: -1, high: 0x7fffffff }).toString(), String(2n ** 63n - 1n));
-  assert.is(Int64.fromBits(0, 1, true).toString(16), '100000000');
-  for (const bad of ['', '1.5', '12abc', '0x10'])
-    assert.throws(() => Int64.fromString(bad), /not a 64-bit integer/);
+test("64-bit fields given as numbers and odd strings convert as protobufjs's fromObject does", () => {
+  // Numbers lose their fraction and clamp to the signed range, NaN is 0; strings are decimal (a sign,
+  // spaces around) and wrap to 64 bits; a long-like { low, high } is its two halves.
+  const cases: [unknown, string][] = [
+    [Number.NaN, '0'],
+    [1.9, '1'],
+    [-1.9, '-1'],
+    [2 ** 70, String(2n ** 63n - 1n)],
+    [-(2 ** 70), String(-(2n ** 63n))],
+    [Number.POSITIVE_INFINITY, String(2n ** 63n - 1n)],
+    [' +42 ', '42'],
+    [String(2n ** 64n - 1n), '-1'],
+    [{ low: -1, high: 0x7fffffff }, String(2n ** 63n - 1n)],
+  ];
+  for (const [v, want] of cases) {
+    const req = { config: { linux: { resources: { cpuQuota: v } } } };
+    const back = theirs.CreateContainer!.requestDeserialize(ours.CreateContainer!.requestSerialize(req)) as {
+      config: { linux: { resources: { cpuQuota: string } } };
+    };
+    assert.is(back.config.linux.resources.cpuQuota, want, String(v));
+    if (typeof v !== 'number' || Number.isFinite(v))
+      assert.equal(
+        back,
+        theirs.CreateContainer!.requestDeserialize(theirs.CreateContainer!.requestSerialize(req)),
+      );
+  }
+  for (const bad of ['1.5', '12abc', '0x10'])
+    assert.throws(
+      () => ours.CreateContainer!.requestSerialize({ config: { linux: { resources: { cpuQuota: bad } } } }),
+      /\.runtime\.v1\.LinuxContainerResources\.cpuQuota: not a 64-bit integer/,
+    );
 });
 
-test('the serve script carries neither the long library nor its WebAssembly', () => {
+test('the serve script carries neither protobufjs nor the long library and its WebAssembly', () => {
   ensureBundle();
   const root = join(import.meta.dirname, '../..');
   const meta = JSON.parse(readFileSync(join(root, 'dist/serve-script.meta.json'), 'utf8')) as {
@@ -119,9 +131,9 @@ test('the serve script carries neither the long library nor its WebAssembly', ()
   };
   const [script, output] = Object.entries(meta.outputs).find(([f]) => f.endsWith('.mjs'))!;
   assert.equal(
-    Object.keys(output.inputs).filter((i) => i.includes('node_modules/long/')),
+    Object.keys(output.inputs).filter((i) => /node_modules\/(long|protobufjs)\//.test(i)),
     [],
-    'the long library is in the serve script',
+    'protobufjs or the long library is in the serve script',
   );
   assert.not.match(
     readFileSync(join(root, script), 'latin1'),
