@@ -403,7 +403,7 @@ async function start(config: ServeConfig, log: Logger, opts: AgentOptions, opene
             ? { removePod: (ns: string, name: string) => store.pods.markDeleting(ns, name) }
             : {}),
         });
-        manifests.sync();
+        await manifests.sync();
         manifests.watch((err) => ctx.fail(err));
         ctx.ready();
         await untilAborted(ctx.signal);

@@ -5,7 +5,7 @@
 // it loads, not all of Outpost (docs/performance.md). Only the native better-sqlite3 addon stays
 // external (on Node it must sit in node_modules beside the bundle; Deno and Bun use their built-in
 // SQLite and need nothing beside it). Node's `serve` runs from one script instead (the serve
-// script, below), which requires three packages it rarely runs from files of their own
+// script, below), which requires four packages it rarely runs from files of their own
 // (dist/chunks/vendor-*.cjs).
 import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -89,15 +89,16 @@ const noIdleBuiltins = {
 };
 
 // Third-party packages that `serve` runs only with an option or a request: mqtt (only with
-// `--mqtt`, with its streams, socks and caches), ws (the first exec, attach or port-forward) and
+// `--mqtt`, with its streams, socks and caches), ws (the first exec, attach or port-forward),
 // @grpc/proto-loader with its protobufjs 7 (grpc-js requires it only for channelz and ORCA, which
-// Outpost never uses). V8 keeps a script's whole source resident, so in the serve script they cost
-// memory in every agent (docs/performance.md). Each is built alone into
+// Outpost never uses) and yaml (the first YAML request body or manifest that is not plain JSON, and
+// `--cloud`'s kubeconfig). V8 keeps a script's whole source resident, so in the serve script they
+// cost memory in every agent (docs/performance.md). Each is built alone into
 // dist/chunks/vendor-NAME-HASH.cjs (its CommonJS entry, as Node's `require` resolves it) and the
 // serve script keeps only a `require` of that file where the package is first used. Only pure
 // third-party packages that share no state with Outpost's modules belong here: a module of Outpost
 // must stay one instance, in the serve script.
-const VENDOR = { mqtt: 'mqtt', ws: 'ws', 'grpc-proto-loader': '@grpc/proto-loader' };
+const VENDOR = { mqtt: 'mqtt', ws: 'ws', 'grpc-proto-loader': '@grpc/proto-loader', yaml: 'yaml' };
 const CHUNKS = 'dist/chunks';
 const started = Date.now();
 const vendorResults = await Promise.all(

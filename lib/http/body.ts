@@ -1,4 +1,3 @@
-import { parse as parseYaml } from 'yaml';
 import { applyJsonPatch } from '#lib/kube/json-patch.ts';
 import { applyMergePatch } from '#lib/kube/merge-patch.ts';
 import { decodeKubeProtobuf, isKubeProtobuf } from '#lib/kube/protobuf.ts';
@@ -18,10 +17,13 @@ export async function readBody(c: AppContext, type = contentType(c)): Promise<un
     return decodeKubeProtobuf(raw);
   }
   const text = await c.req.text();
+  const yaml = /yaml/.test(type);
+  // The YAML parser is loaded at the first YAML body (lib/http/yaml.ts).
+  const decode: (text: string) => unknown = yaml ? (await import('./yaml.ts')).parseYaml : JSON.parse;
   try {
-    return /yaml/.test(type) ? parseYaml(text) : JSON.parse(text);
+    return decode(text);
   } catch (e) {
-    const what = /yaml/.test(type) ? 'YAML' : 'JSON';
+    const what = yaml ? 'YAML' : 'JSON';
     throw badRequest(
       `the body of the request could not be decoded as ${what}: ${(e as Error).message.split('\n')[0]}`,
     );

@@ -3,8 +3,6 @@
 // a request body at most 3 MiB (genericapiserver's MaxRequestBodyBytes), an object at most 1 MiB
 // (the size ConfigMap and Secret data are validated against; etcd's value limit is 1.5 MiB).
 
-import { Lexer } from 'yaml';
-
 export const MANIFEST_LIMITS = {
   /** A manifest file, checked with stat before it is read. */
   fileBytes: 3 * 1024 * 1024,
@@ -23,8 +21,14 @@ export const MANIFEST_LIMITS = {
 
 export const MiB = (n: number) => `${(n / 1024 / 1024).toFixed(n % (1024 * 1024) ? 1 : 0)} MiB`;
 
-/** Why `text` is too big to parse (documents, document size or nodes), or undefined; costs no syntax tree. */
-export function manifestTextProblem(text: string): { message: string; line: number } | undefined {
+/**
+ * Why `text` is too big to parse (documents, document size or nodes), or undefined, counted from the
+ * YAML lexer's `tokens` of it (`new Lexer().lex(text)`); costs no syntax tree.
+ */
+export function manifestTextProblem(
+  text: string,
+  tokens: Iterable<string>,
+): { message: string; line: number } | undefined {
   let offset = 0;
   let docStart = 0;
   let docs = 0;
@@ -37,7 +41,7 @@ export function manifestTextProblem(text: string): { message: string; line: numb
         }
       : undefined;
   let docNodes = 0;
-  for (const token of new Lexer().lex(text)) {
+  for (const token of tokens) {
     switch (token[0]) {
       case '-':
         if (token === '---') {

@@ -1,4 +1,3 @@
-import { Composer, LineCounter, Parser } from 'yaml';
 import type { KubeObject } from '#lib/kube/types.ts';
 import { jsonSizeWithin, MANIFEST_LIMITS, MiB, manifestTextProblem } from './limits.ts';
 
@@ -16,12 +15,13 @@ export interface ParsedObject {
 /**
  * Parses a YAML (multi-document) or JSON manifest, flattening `kind: List` and `*List` kinds.
  * A file over the limits (MANIFEST_LIMITS) is refused before any syntax tree is built; documents are
- * then composed one at a time, so only one document's tree is ever held.
+ * then composed one at a time, so only one document's tree is ever held. The YAML parser is loaded
+ * the first time a file is not plain JSON.
  */
-export function parseManifest(
+export async function parseManifest(
   file: string,
   text: string,
-): { objects: ParsedObject[]; problems: ManifestProblem[] } {
+): Promise<{ objects: ParsedObject[]; problems: ManifestProblem[] }> {
   const objects: ParsedObject[] = [];
   const problems: ManifestProblem[] = [];
   // A JSON document (what tools write, and a node's manifests at recovery) is read by JSON.parse,
@@ -42,7 +42,8 @@ export function parseManifest(
     }
     return { objects, problems };
   }
-  const tooBig = manifestTextProblem(text);
+  const { Composer, Lexer, LineCounter, Parser } = await import('./yaml.ts');
+  const tooBig = manifestTextProblem(text, new Lexer().lex(text));
   if (tooBig) return { objects, problems: [{ file, ...tooBig }] };
   const lines = new LineCounter();
   const composer = new Composer({ uniqueKeys: true });

@@ -54,12 +54,25 @@ export class ManifestSync {
    */
   #seen = new Map<string, FileOutcome>();
 
+  /** The sync running or last run: each waits for the one before (the watcher's and the caller's). */
+  #last: Promise<unknown> = Promise.resolve();
+
   constructor(opts: ManifestSyncOptions) {
     this.#o = opts;
   }
 
-  /** Reads every manifest once and applies the differences to the metabase. */
-  sync(): SyncReport {
+  /**
+   * Reads every manifest once and applies the differences to the metabase. Asynchronous only to
+   * load the YAML parser at the first file that is not plain JSON (parse.ts); two syncs never
+   * interleave, so a file read earlier is never applied after one read later.
+   */
+  sync(): Promise<SyncReport> {
+    const run = this.#last.then(() => this.#sync());
+    this.#last = run.catch(() => undefined);
+    return run;
+  }
+
+  async #sync(): Promise<SyncReport> {
     const { dir } = this.#o;
     const report: SyncReport = { files: 0, applied: 0, removed: 0, problems: [] };
     const files = readdirSync(dir, { withFileTypes: true })
@@ -74,7 +87,7 @@ export class ManifestSync {
       const keys = new Set<string>();
       const problems: ManifestProblem[] = [];
       try {
-        if (this.#syncFile(file, keys, claimed, problems, report)) poisoned.add(file);
+        if (await this.#syncFile(file, keys, claimed, problems, report)) poisoned.add(file);
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code === 'ENOENT') continue; // removed since the listing
         // Whatever a file's content does (a parser's RangeError, a value the store cannot take) is
@@ -91,13 +104,13 @@ export class ManifestSync {
     return report;
   }
 
-  #syncFile(
+  async #syncFile(
     file: string,
     keys: Set<string>,
     claimed: Map<string, string>,
     problems: ManifestProblem[],
     report: SyncReport,
-  ): boolean {
+  ): Promise<boolean> {
     const { store, nodeName } = this.#o;
     const st = statSync(file);
     const signature = `${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
@@ -122,7 +135,7 @@ export class ManifestSync {
       });
       return remember(true);
     }
-    const parsed = parseManifest(file, readFileSync(file, 'utf8'));
+    const parsed = await parseManifest(file, readFileSync(file, 'utf8'));
     problems.push(...parsed.problems);
     let independent = true;
     // Objects a broken or invalid document defined before stay until the file is fixed.
@@ -246,10 +259,10 @@ export class ManifestSync {
   watch(onError: (err: unknown) => void, pollMs = 5000): void {
     const resync = () => {
       clearTimeout(this.#timer);
-      this.#timer = setTimeout(() => {
+      this.#timer = setTimeout(async () => {
         try {
           statSync(this.#o.dir);
-          this.sync();
+          await this.sync();
         } catch (e) {
           onError(e);
         }

@@ -1,10 +1,11 @@
-// The serve script's vendor files (scripts/build.mjs): mqtt, ws and @grpc/proto-loader are built
-// into dist/chunks/vendor-NAME-HASH.cjs, out of the serve script, which V8 keeps resident whole
-// (docs/performance.md). Checks that none of them is back in the serve script, that the script only
-// requires them from the modules that use them (its top level loads none), and that each file gives
-// what its package gives. That a default `serve` at 20 pods never loads them, and that `--mqtt` and
-// `kubectl exec` do, is measured in docs/performance.md and run by the bundle's e2e suites (mqtt,
-// runtimes). Also that zod is in it only as far as Outpost uses it, and Drizzle not at all.
+// The serve script's vendor files (scripts/build.mjs): mqtt, ws, @grpc/proto-loader and yaml are
+// built into dist/chunks/vendor-NAME-HASH.cjs, out of the serve script, which V8 keeps resident
+// whole (docs/performance.md). Checks that none of them is back in the serve script (not one byte
+// of it), that the script only requires them from the modules that use them (its top level loads
+// none), and that each file gives what its package gives. That a default `serve` at 20 pods never
+// loads them, and that `--mqtt` and `kubectl exec` do, is measured in docs/performance.md and run by
+// the bundle's e2e suites (mqtt, runtimes). Also that zod is in it only as far as Outpost uses it,
+// and Drizzle not at all.
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -23,6 +24,8 @@ const VENDOR = [
   },
   { name: 'ws', dirs: ['ws'], has: 'WebSocketServer' },
   { name: 'grpc-proto-loader', dirs: ['@grpc/proto-loader'], has: 'loadSync' },
+  // Loaded at the first YAML request body or manifest that is not plain JSON, and by `--cloud`.
+  { name: 'yaml', dirs: ['yaml'], has: 'parse' },
 ];
 
 ensureBundle();

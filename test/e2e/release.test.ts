@@ -256,15 +256,16 @@ if (missing.length > 0) {
       });
 
     step(`the serve script's vendor files load with the board's Node`, () => {
-      // Required only when serve first uses mqtt, ws or proto-loader: loaded here from the install.
+      // Required only when serve first uses mqtt, ws, proto-loader or yaml: loaded here from the install.
       const vendor = readdirSync(join(prefix, 'chunks')).filter((f) => /^vendor-.*\.cjs$/.test(f));
       assert.equal(vendor.map((f) => f.replace(/-[A-Z0-9]+\.cjs$/, '')).sort(), [
         'vendor-grpc-proto-loader',
         'vendor-mqtt',
         'vendor-ws',
+        'vendor-yaml',
       ]);
       // A function each package's require gives, in the order of the sorted names above.
-      const has = ['loadSync', 'connect', 'WebSocketServer'];
+      const has = ['loadSync', 'connect', 'WebSocketServer', 'parse'];
       const files = [...vendor].sort();
       const code = `const dir = process.argv[1];
 const got = ${JSON.stringify(files)}.map((f, i) => typeof require(dir + '/' + f)[${JSON.stringify(has)}[i]]);
@@ -274,7 +275,7 @@ process.stdout.write(JSON.stringify(got));`;
         timeout: WAIT_MS,
       });
       assert.is(r.status, 0, r.stderr);
-      assert.equal(JSON.parse(r.stdout), ['function', 'function', 'function']);
+      assert.equal(JSON.parse(r.stdout), ['function', 'function', 'function', 'function']);
     });
 
     step(`the metabase is created and migrated, the manifests load`, async () => {

@@ -16,29 +16,29 @@ function setup() {
   return { dir, store, sync, done: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-test('Device and DeviceModel manifests are stored beside pods and removed with their file', () => {
+test('Device and DeviceModel manifests are stored beside pods and removed with their file', async () => {
   const { dir, store, sync, done } = setup();
   writeFileSync(join(dir, 'devices.yaml'), [MODEL, device('thermo', 'virtual')].join('---\n'));
-  const report = sync.sync();
+  const report = await sync.sync();
   assert.equal(report.problems, []);
   assert.is(report.applied, 2);
   assert.is(store.devices.get('default', 'thermo')?.spec.protocol.protocolName, 'virtual');
   assert.is(store.deviceModels.get('default', 'thermometer-model')?.spec.protocol, 'virtual');
   writeFileSync(join(dir, 'devices.yaml'), MODEL);
-  assert.is(sync.sync().removed, 1);
+  assert.is((await sync.sync()).removed, 1);
   assert.is(store.devices.get('default', 'thermo'), undefined);
   done();
 });
 
-test('an invalid device is reported and keeps what its file defined before', () => {
+test('an invalid device is reported and keeps what its file defined before', async () => {
   const { dir, store, sync, done } = setup();
   writeFileSync(join(dir, 'devices.yaml'), [MODEL, device('thermo', 'virtual')].join('---\n'));
-  sync.sync();
+  await sync.sync();
   writeFileSync(
     join(dir, 'devices.yaml'),
     [MODEL, device('thermo', 'virtual').replace('protocolName: virtual', 'protocolName: ""')].join('---\n'),
   );
-  const report = sync.sync();
+  const report = await sync.sync();
   assert.equal(
     report.problems.map((p) => p.message),
     ['Device "thermo" is invalid: spec.protocol.protocolName: Required value'],
@@ -49,7 +49,10 @@ test('an invalid device is reported and keeps what its file defined before', () 
     join(dir, 'old.yaml'),
     'apiVersion: devices.kubeedge.io/v1alpha2\nkind: Device\nmetadata: {name: x}\nspec: {}\n',
   );
-  assert.match(sync.sync().problems.at(-1)!.message, 'apiVersion must be devices.kubeedge.io/v1beta1');
+  assert.match(
+    (await sync.sync()).problems.at(-1)!.message,
+    'apiVersion must be devices.kubeedge.io/v1beta1',
+  );
   done();
 });
 

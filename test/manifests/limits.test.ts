@@ -30,11 +30,11 @@ function setup() {
 
 /** Each hostile file beside a good one: one warning and one event naming it, the good pod stored. */
 function rejects(name: string, write: (file: string) => void, reason: RegExp) {
-  test(`sync: ${name} is that file's error, the good manifest beside it works`, () => {
+  test(`sync: ${name} is that file's error, the good manifest beside it works`, async () => {
     const { dir, store, sync, warnings, events, done } = setup();
     const file = join(dir, 'hostile.yaml');
     write(file);
-    const r = sync.sync();
+    const r = await sync.sync();
     assert.ok(store.pods.get('default', 'good'), 'the good pod is stored');
     assert.is(warnings.length, 1, JSON.stringify(warnings));
     assert.is(warnings[0]!.file, file);
@@ -45,7 +45,7 @@ function rejects(name: string, write: (file: string) => void, reason: RegExp) {
     assert.is(store.objects.records({ source: 'manifest' }).length, 0, 'nothing of the hostile file stored');
     // Later syncs neither log again nor re-read it; a new good file is picked up meanwhile.
     writeFileSync(join(dir, 'late.yaml'), podManifest('late'));
-    sync.sync();
+    await sync.sync();
     assert.ok(store.pods.get('default', 'late'));
     assert.is(warnings.length, 1);
     assert.is(events()[0]!.count, 1);
@@ -95,18 +95,18 @@ rejects(
   /Maximum call stack size exceeded|more than/,
 );
 
-test('sync: a file at the limits loads whole', () => {
+test('sync: a file at the limits loads whole', async () => {
   const { dir, store, sync, warnings, done } = setup();
   writeFileSync(join(dir, 'many.yaml'), manyObjects(MANIFEST_LIMITS.objects));
   writeFileSync(join(dir, 'big.yaml'), configMaps(3, MANIFEST_LIMITS.objectBytes - 512));
-  sync.sync();
+  await sync.sync();
   assert.equal(warnings, []);
   assert.is(store.objects.records({ source: 'manifest' }).length, MANIFEST_LIMITS.objects + 3);
   done();
 });
 
-test('parse: a refused file keeps no objects, and the reason has a line', () => {
-  const r = parseManifest('x.yaml', manyObjects(1001));
+test('parse: a refused file keeps no objects, and the reason has a line', async () => {
+  const r = await parseManifest('x.yaml', manyObjects(1001));
   assert.is(r.objects.length, 0);
   assert.ok(r.problems[0]!.line! > 1);
 });
