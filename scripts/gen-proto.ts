@@ -13,7 +13,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import protobuf from 'protobufjs';
-import type { FieldSpec, PackageSpec } from '#lib/grpc/codec.ts';
+import { type FieldSpec, isScalar, type PackageSpec } from '#lib/grpc/codec.ts';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -147,7 +147,7 @@ export function packageSpec(pbRoot: protobuf.Root): PackageSpec {
   for (const t of [...types].sort(byName)) {
     if (t.oneofsArray.length) throw new Error(`${t.fullName}: lib/grpc/codec.ts has no oneofs`);
     spec.types[full(t)] = t.fieldsArray.map((f): FieldSpec => {
-      if (!f.resolvedType && !SCALARS.has(f.type))
+      if (!f.resolvedType && !isScalar(f.type))
         throw new Error(`${f.fullName}: lib/grpc/codec.ts has no type ${f.type}`);
       const type = f.resolvedType ? full(f.resolvedType) : f.type;
       if (f.map) {
@@ -174,25 +174,6 @@ export function packageSpec(pbRoot: protobuf.Root): PackageSpec {
   }
   return spec;
 }
-
-/** The scalar types lib/grpc/codec.ts encodes and decodes. */
-const SCALARS = new Set([
-  'string',
-  'bytes',
-  'bool',
-  'int32',
-  'uint32',
-  'sint32',
-  'fixed32',
-  'sfixed32',
-  'int64',
-  'uint64',
-  'sint64',
-  'fixed64',
-  'sfixed64',
-  'double',
-  'float',
-]);
 
 /** Regenerates every package; returns the generated files whose text changed (written unless `check`). */
 export function generateAll(opts: { root?: string; check?: boolean } = {}): string[] {

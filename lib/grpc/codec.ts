@@ -93,6 +93,9 @@ const WIRE: Record<Scalar, number> = {
 };
 const LONG = new Set<string>(['int64', 'uint64', 'sint64', 'fixed64', 'sfixed64']);
 
+/** Whether `type` is a scalar type the codec encodes and decodes (scripts/gen-proto.ts refuses others). */
+export const isScalar = (type: string): type is Scalar => Object.hasOwn(WIRE, type);
+
 /** A field resolved against its package. */
 interface Field {
   id: number;
@@ -134,7 +137,7 @@ export function protoPackage(spec: PackageSpec): GeneratedProto {
       string,
       string?,
     ])[]) {
-      const scalar = Object.hasOwn(WIRE, type) ? (type as Scalar) : undefined;
+      const scalar = isScalar(type) ? type : undefined;
       const message = messages.get(type);
       const enumValues = spec.enums[type];
       if (!scalar && !message && !enumValues)
