@@ -18,8 +18,8 @@ export async function readBody(c: AppContext, type = contentType(c)): Promise<un
   }
   const text = await c.req.text();
   const yaml = /yaml/.test(type);
-  // The YAML parser is loaded at the first YAML body (lib/http/yaml.ts).
-  const decode: (text: string) => unknown = yaml ? (await import('./yaml.ts')).parseYaml : JSON.parse;
+  // The YAML parser is loaded at the first YAML body (lib/kube/yaml.ts).
+  const decode: (text: string) => unknown = yaml ? (await import('#lib/kube/yaml.ts')).parse : JSON.parse;
   try {
     return decode(text);
   } catch (e) {

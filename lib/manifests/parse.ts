@@ -42,7 +42,7 @@ export async function parseManifest(
     }
     return { objects, problems };
   }
-  const { Composer, Lexer, LineCounter, Parser } = await import('./yaml.ts');
+  const { Composer, Lexer, LineCounter, Parser } = await import('#lib/kube/yaml.ts');
   const tooBig = manifestTextProblem(text, new Lexer().lex(text));
   if (tooBig) return { objects, problems: [{ file, ...tooBig }] };
   const lines = new LineCounter();
