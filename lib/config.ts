@@ -64,7 +64,16 @@ function serveConfigSchema() {
 
   return z.object({
     listen: z.string().default('127.0.0.1:10550'),
-    dataDir: z.string().min(1).default('./data'),
+    // SQLite's `:memory:` is not a directory: serve keeps its metabase, credentials, sockets and pod
+    // logs under this one, which the runtime is handed by path.
+    dataDir: z
+      .string()
+      .min(1)
+      .refine((d) => d !== ':memory:', {
+        message:
+          "':memory:' is not a directory: the agent keeps its metabase, credentials and pod logs under one (for a node that keeps nothing across reboots, a tmpfs such as /run/outpost)",
+      })
+      .default('./data'),
     manifests: z.string().optional(),
     nodeName: z
       .string()

@@ -9,6 +9,17 @@ test('a relative --data-dir becomes absolute: containerd resolves volume and log
   assert.is(cfg.dataDir, join(process.cwd(), 'data'));
 });
 
+test("--data-dir ':memory:' is refused, not made into a directory of that name", () => {
+  for (const [flags, env, named] of [
+    [{ dataDir: ':memory:' }, {}, /^--data-dir: ':memory:' is not a directory/],
+    [{}, { OUTPOST_DATA_DIR: ':memory:' }, /^OUTPOST_DATA_DIR=":memory:": ':memory:' is not a directory/],
+  ] as const)
+    assert.throws(
+      () => resolveServeConfig(flags, env),
+      (e: unknown) => e instanceof ConfigError && named.test((e as Error).message),
+    );
+});
+
 test('flags win over OUTPOST_* variables, which win over defaults', () => {
   const cfg = resolveServeConfig(
     { listen: '127.0.0.1:1' },
