@@ -361,7 +361,7 @@ async function startBareWatch(port: number): Promise<{ child: ChildProcess; url:
 const startAgent = (path: string) =>
   onFreePort('bench agent', async (port) => {
     const url = `http://127.0.0.1:${port}`;
-    const args = [...NODE_FLAGS, ...offlineServeArgs('dist/outpost.mjs', port, dir, 'silent')];
+    const args = [...NODE_FLAGS, ...offlineServeArgs('dist/outpost.cjs', port, dir, 'silent')];
     return { ...(await startAndWait(process.execPath, args, url, path, agentEnv)), url };
   });
 

@@ -34,7 +34,7 @@ const NODE = 'bench-node';
 const NS = 'bench';
 const PODS = Number(process.env.BENCH_PODS ?? 50);
 const LAB_DIR = process.env.OUTPOST_BENCH_LAB ?? '/tmp/outpost-lab-bench';
-const BUNDLE = process.env.OUTPOST_BUNDLE ?? 'dist/outpost.mjs';
+const BUNDLE = process.env.OUTPOST_BUNDLE ?? 'dist/outpost.cjs';
 const PODS_NODE = 'bench-pods-node';
 const PODS_NS = 'bench-pods';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

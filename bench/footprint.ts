@@ -20,7 +20,7 @@
 // checkout: two checkouts' runs once shared one, and the first to end stopped the other's
 // runtime). BENCH_ROUNDS (default 3) rounds of the pod phase, BENCH_SETTLE_S (default 60) seconds
 // at 20 and at 100 pods before the RSS is read, BENCH_STARTS (default 10) spawns per timing row,
-// OUTPOST_BUNDLE (default dist/outpost.mjs), BENCH_PARTS (default memory,start,cli: which groups of
+// OUTPOST_BUNDLE (default dist/outpost.cjs, Node's entry), BENCH_PARTS (default memory,start,cli: which groups of
 // rows to measure, so work on one part can re-measure it alone). The agent runs as
 // deploy/outpost.service and `outpost supervise` run it: with their V8 sizes (SMALL_BOARD_FLAGS;
 // BENCH_NODE_FLAGS replaces them, empty for none) and malloc settings (SMALL_MALLOC_ENV;
@@ -62,7 +62,7 @@ const SETTLE_MS = Number(process.env.BENCH_SETTLE_S ?? 60) * 1000;
 const LAB_DIR =
   process.env.OUTPOST_BENCH_LAB ??
   `/tmp/outpost-lab-footprint-${createHash('sha256').update(process.cwd()).digest('hex').slice(0, 8)}`;
-const BUNDLE = process.env.OUTPOST_BUNDLE ?? 'dist/outpost.mjs';
+const BUNDLE = process.env.OUTPOST_BUNDLE ?? 'dist/outpost.cjs';
 const PARTS = new Set((process.env.BENCH_PARTS ?? 'memory,start,cli').split(',').map((p) => p.trim()));
 for (const p of PARTS)
   if (!['memory', 'start', 'cli'].includes(p))

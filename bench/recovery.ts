@@ -11,8 +11,8 @@
 // The lab is a private one (OUTPOST_BENCH_LAB, default /tmp/outpost-lab-bench), so emptying its
 // runtime never touches anybody else's pods. BENCH_SIZES (default 10,50), BENCH_ROUNDS (default 3),
 // BENCH_NETWORKS (default host,cni),
-// OUTPOST_BUNDLE (default dist/outpost.mjs: another build, to compare two versions),
-// BENCH_COMPARE (another build's outpost.mjs, inside this checkout so that it finds node_modules):
+// OUTPOST_BUNDLE (default dist/outpost.cjs: another build, to compare two versions),
+// BENCH_COMPARE (another build's outpost.cjs, inside this checkout so that it finds node_modules):
 // each round also measures its cold recovery on the same wiped runtime, in alternating order
 // with OUTPOST_BUNDLE's, beside the same floor,
 // BENCH_RUNTIME=node|deno|bun (default node: what runs the bundle; Deno and Bun from node_modules).
@@ -51,7 +51,7 @@ const TRACE = !!process.env.BENCH_TRACE;
 /** The network of the pods being measured. */
 let network: 'host' | 'cni' = 'host';
 const LAB_DIR = process.env.OUTPOST_BENCH_LAB ?? '/tmp/outpost-lab-bench';
-const BUNDLE = process.env.OUTPOST_BUNDLE ?? 'dist/outpost.mjs';
+const BUNDLE = process.env.OUTPOST_BUNDLE ?? 'dist/outpost.cjs';
 const COMPARE = process.env.BENCH_COMPARE;
 // Below the ephemeral range (32768+), where an outgoing connection could hold it.
 const PORT = 20000 + ((process.pid + 7) % 12000);

@@ -62,7 +62,9 @@ async function measure(cmd: string[], url: string) {
   return { ms, cpu, rss };
 }
 
-const serve = offlineServeArgs('dist/outpost.mjs', PORT, dir);
+// Each runtime's entry: Node's CommonJS one, the ES module one for Deno and Bun (docs/runtimes.md).
+const serve = (runtime: string) =>
+  offlineServeArgs(runtime === 'node' ? 'dist/outpost.cjs' : 'dist/outpost.mjs', PORT, dir);
 
 async function main() {
   seed();
@@ -78,7 +80,7 @@ async function main() {
     for (const n of names) {
       for (const [what, args, path] of [
         ['floor', [floorScript], '/'],
-        ['outpost', serve, '/api/v1/pods'],
+        ['outpost', serve(n), '/api/v1/pods'],
       ] as const) {
         const m = await measure([...RUNTIMES[n]!, ...args], url + path);
         if (what === 'outpost') {

@@ -61,7 +61,7 @@ async function main() {
   seed();
   const url = `http://127.0.0.1:${PORT}`;
   // BENCH_COMPARE=other.mjs adds another bundle (e.g. a build of an older commit), same runs.
-  const bundles = ['dist/outpost.mjs', ...(process.env.BENCH_COMPARE ? [process.env.BENCH_COMPARE] : [])];
+  const bundles = ['dist/outpost.cjs', ...(process.env.BENCH_COMPARE ? [process.env.BENCH_COMPARE] : [])];
   const first = new Map(bundles.map((b) => [b, [] as number[]]));
   const listening = new Map(bundles.map((b) => [b, [] as number[]]));
   const cpu = new Map(bundles.map((b) => [b, [] as number[]]));

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Installs the Outpost release this script sits in: the bundle (outpost.mjs and its chunks/) and its
+# Installs the Outpost release this script sits in: the bundle (outpost.cjs, outpost.mjs and their chunks/) and its
 # native addon in /opt/outpost,
 # the systemd unit in /etc/systemd/system, an empty manifests folder in /etc/outpost/manifests.
 # Run as root from the unpacked tarball: sudo ./install.sh. It checks first that this board's Node
@@ -36,7 +36,7 @@ fi
 mkdir -p "$(dirname "$prefix")" "$unit_dir" "$config_dir/manifests"
 rm -rf "$prefix.new"
 mkdir "$prefix.new"
-cp -R "$here/outpost.mjs" "$here/chunks" "$here/node_modules" "$prefix.new/"
+cp -R "$here/outpost.cjs" "$here/outpost.mjs" "$here/chunks" "$here/node_modules" "$prefix.new/"
 # The bundle is an entry and chunks it imports when a command needs them (docs/architecture.md): an
 # agent of the previous release that runs until its restart may still import one of its own. Keep
 # that release's chunks (the ones its chunks.list names, one release back only) beside the new ones.
@@ -58,7 +58,7 @@ rm -rf "$prefix.old"
 sed -e "s|/usr/bin/node|$node|g" -e "s|/opt/outpost|$prefix|g" -e "s|/etc/outpost|$config_dir|g" \
   "$here/outpost.service" >"$unit_dir/outpost.service"
 
-version=$("$node" "$prefix/outpost.mjs" version --client) || die "the installed bundle does not run"
+version=$("$node" "$prefix/outpost.cjs" version --client) || die "the installed bundle does not run"
 echo "installed Outpost ${version#Client Version: } in $prefix"
 echo "unit: $unit_dir/outpost.service (node: $node)"
 if [ "$unit_dir" = /etc/systemd/system ] && [ -d /run/systemd/system ]; then

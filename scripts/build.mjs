@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Bundles Outpost for small ARM boards: the entry dist/outpost.mjs (what every command runs) and
+// Bundles Outpost for small ARM boards: the entry dist/outpost.mjs (what every command runs; Node
+// starts from dist/outpost.cjs, below, which sends what it does not answer to the same chunks) and
 // the chunks it imports, dist/chunks/*.mjs (code splitting: modules a command loads with
 // `await import()` and code shared between them). A command compiles only the entry and the chunks
 // it loads, not all of Outpost (docs/performance.md). Only the native better-sqlite3 addon stays
@@ -7,7 +8,7 @@
 // SQLite and need nothing beside it). Node's `serve` runs from one script instead (the serve
 // script, below), which requires four packages it rarely runs from files of their own
 // (dist/chunks/vendor-*.cjs).
-import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename, dirname, join, relative } from 'node:path';
 import { build } from 'esbuild';
@@ -101,6 +102,18 @@ const noIdleBuiltins = {
 const VENDOR = { mqtt: 'mqtt', ws: 'ws', 'grpc-proto-loader': '@grpc/proto-loader', yaml: 'yaml' };
 const CHUNKS = 'dist/chunks';
 const started = Date.now();
+/** What every CommonJS output shares: the vendor files, the serve script and Node's entry. */
+const NODE_SCRIPT = {
+  bundle: true,
+  platform: 'node',
+  target: 'node20.18',
+  format: 'cjs',
+  minify: true,
+  keepNames: false,
+  sourcemap: 'linked',
+  legalComments: 'none',
+  logLevel: 'warning',
+};
 const vendorResults = await Promise.all(
   Object.entries(VENDOR).map(async ([name, pkg]) => {
     const entry = createRequire(join(process.cwd(), 'package.json')).resolve(pkg);
@@ -109,16 +122,8 @@ const vendorResults = await Promise.all(
       outdir: 'dist',
       outExtension: { '.js': '.cjs' },
       entryNames: 'chunks/[name]-[hash]',
-      bundle: true,
-      platform: 'node',
-      target: 'node20.18',
-      format: 'cjs',
-      minify: true,
-      keepNames: false,
-      sourcemap: 'linked',
-      legalComments: 'none',
+      ...NODE_SCRIPT,
       metafile: true,
-      logLevel: 'warning',
     });
     const file = Object.keys(r.metafile.outputs).find((f) => f.endsWith('.cjs'));
     if (r.metafile.inputs[relative(process.cwd(), entry)]?.format !== 'cjs') {
@@ -169,22 +174,14 @@ const serveResult = await build({
   // .mjs as every file the release's chunks/ carries; it is read as text, never imported.
   outExtension: { '.js': '.mjs' },
   entryNames: 'chunks/[name]-[hash]',
-  bundle: true,
-  platform: 'node',
-  target: 'node20.18',
-  format: 'cjs',
+  ...NODE_SCRIPT,
   // A script run by node:vm has no loader for import(): external modules come through require.
   supported: { 'dynamic-import': false },
   define: { 'import.meta.url': 'import_meta_url' },
-  minify: true,
-  keepNames: false,
-  sourcemap: 'linked',
-  legalComments: 'none',
   external: ['better-sqlite3'],
   banner: { js: SERVE_HEAD },
   footer: { js: '})' },
   metafile: true,
-  logLevel: 'warning',
   plugins: [zodEnglishOnly, drizzleOpensNothing, noIdleBuiltins, vendorRequires],
 });
 const serveScript = Object.keys(serveResult.metafile.outputs).find((f) => f.endsWith('.mjs'));
@@ -214,6 +211,29 @@ const result = await build({
   plugins: [zodEnglishOnly, drizzleOpensNothing, noIdleBuiltins],
 });
 chmodSync(ENTRY, 0o755);
+// Node's entry (bin/outpost-node.ts): a CommonJS script, which Node starts without its ES module
+// loader (docs/performance.md#start-up). It answers `--version` and runs the serve script itself, and
+// imports lib/cli/main.ts's chunk of the build above for every other command line.
+const NODE_ENTRY = 'dist/outpost.cjs';
+const mainChunk = Object.entries(result.metafile.outputs).find(
+  ([, o]) => o.entryPoint === 'lib/cli/main.ts',
+)?.[0];
+if (!mainChunk) throw new Error('the build has no chunk for lib/cli/main.ts');
+const ENTRY_URL = '__outpostEntryUrl';
+await build({
+  entryPoints: { outpost: 'bin/outpost-node.ts' },
+  outdir: 'dist',
+  outExtension: { '.js': '.cjs' },
+  ...NODE_SCRIPT,
+  // import.meta.url (the entry's own, and code-cache.ts's createRequire) as a CommonJS script has it.
+  banner: { js: `const ${ENTRY_URL} = require('node:url').pathToFileURL(__filename).href;` },
+  define: {
+    OUTPOST_SERVE_SCRIPT: JSON.stringify(`./${serveScript.slice('dist/'.length)}`),
+    OUTPOST_MAIN_CHUNK: JSON.stringify(`./${mainChunk.slice('dist/'.length)}`),
+    'import.meta.url': ENTRY_URL,
+  },
+});
+chmodSync(NODE_ENTRY, 0o755);
 const outputs = Object.keys(result.metafile.outputs).filter((f) => f.endsWith('.mjs'));
 // The serve script is read as Latin-1 (lib/cli/code-cache.ts): ASCII only, checked below.
 // Chunks of earlier builds: nothing refers to them any more.
@@ -243,13 +263,13 @@ for (const file of outputs) {
   }
 }
 // The vendor files as well: ASCII, as every other output.
-for (const file of [serveScript, ...vendorFiles]) {
+for (const file of [NODE_ENTRY, serveScript, ...vendorFiles]) {
   const bytes = readFileSync(file);
   const at = bytes.findIndex((b) => b > 0x7f);
   if (at >= 0) {
     const near = JSON.stringify(bytes.subarray(Math.max(0, at - 60), at + 20).toString('utf8'));
     console.error(
-      `${file}: a byte above 0x7f near ${near}: the serve script and its vendor files must be ASCII`,
+      `${file}: a byte above 0x7f near ${near}: Node's entry, the serve script and its vendor files must be ASCII`,
     );
     process.exit(1);
   }
@@ -265,5 +285,5 @@ const vendorKib = vendorResults
   .map((v) => `${basename(v.file)} ${(v.metafile.outputs[v.file].bytes / 1024).toFixed(0)} KiB`)
   .join(', ');
 console.log(
-  `built ${ENTRY} (${kib(ENTRY)} KiB) and ${outputs.length - 1} chunks in ${CHUNKS} (${(total / 1024).toFixed(0)} KiB in all), and the serve script ${serveScript} (${serveKib} KiB) with its vendor files ${vendorKib}, in ${Date.now() - started} ms`,
+  `built ${NODE_ENTRY} (${(statSync(NODE_ENTRY).size / 1024).toFixed(0)} KiB), ${ENTRY} (${kib(ENTRY)} KiB) and ${outputs.length - 1} chunks in ${CHUNKS} (${(total / 1024).toFixed(0)} KiB in all), and the serve script ${serveScript} (${serveKib} KiB) with its vendor files ${vendorKib}, in ${Date.now() - started} ms`,
 );

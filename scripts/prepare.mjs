@@ -4,7 +4,7 @@
 // needed, what it runs); `node scripts/prepare.mjs start|test` runs them in order.
 //
 //   dependencies   npm ci when node_modules is missing or older than package-lock.json
-//   build          dist/outpost.mjs when missing or older than its sources
+//   build          dist/outpost.cjs and .mjs when missing or older than their sources
 //   runtime        (start) a CRI runtime: $OUTPOST_RUNTIME_ENDPOINT, the system containerd when it
 //                  answers, else the containerd lab in .lab/lab, started (scripts/lab.ts pick)
 //   cloud-control-plane  (test) the cloud lab's kube-apiserver build (scripts/lab-cloud.ts)
@@ -51,7 +51,8 @@ export const STEPS = [
     name: 'build',
     targets: ['start', 'test'],
     needed: () => {
-      const built = mtime(join(ROOT, 'dist/outpost.mjs'));
+      // Node's entry: one build writes it with outpost.mjs (scripts/build.mjs).
+      const built = mtime(join(ROOT, 'dist/outpost.cjs'));
       const sources = Math.max(
         ...['bin', 'lib', 'db', 'routes', 'proto'].map((d) => newest(join(ROOT, d))),
         mtime(join(ROOT, 'package.json')),

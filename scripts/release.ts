@@ -1,5 +1,5 @@
-// `npm run release`: one build, then per architecture a tarball with the bundle (the entry
-// outpost.mjs and its chunks/*.mjs and *.cjs, scripts/build.mjs), better-sqlite3's
+// `npm run release`: one build, then per architecture a tarball with the bundle (the entries
+// outpost.cjs and outpost.mjs and their chunks/*.mjs and *.cjs, scripts/build.mjs), better-sqlite3's
 // addon cross-compiled for each supported Node ABI, the systemd unit and the install script:
 // release/outpost-<version>-linux-<arch>.tar.gz and release/SHA256SUMS.
 //
@@ -54,6 +54,7 @@ if (!args.includes('--no-build')) {
 }
 const bundle = join(root, 'dist/outpost.mjs');
 if (!existsSync(bundle)) throw new Error('dist/outpost.mjs is missing: run npm run build');
+const nodeEntry = join(root, 'dist/outpost.cjs');
 // The chunks the entry imports, statically or when a command needs them, and the vendor files the
 // serve script requires when it first uses their package (*.cjs); no source maps.
 const chunksDir = join(root, 'dist/chunks');
@@ -145,10 +146,12 @@ function stageFolder(t: Target, dir: string): void {
   mkdirSync(mod, { recursive: true });
   mkdirSync(join(dir, 'chunks'));
   copyFileSync(bundle, join(dir, 'outpost.mjs'));
+  copyFileSync(nodeEntry, join(dir, 'outpost.cjs'));
   for (const f of chunks) copyFileSync(join(chunksDir, f), join(dir, 'chunks', f));
   copyFileSync(join(root, 'deploy/outpost.service'), join(dir, 'outpost.service'));
   copyFileSync(join(root, 'deploy/install.sh'), join(dir, 'install.sh'));
   chmodSync(join(dir, 'outpost.mjs'), 0o755);
+  chmodSync(join(dir, 'outpost.cjs'), 0o755);
   chmodSync(join(dir, 'install.sh'), 0o755);
   // better-sqlite3 finds its addon through `bindings`, which looks in
   // lib/binding/node-v<ABI>-<platform>-<arch>/: one folder per Node ABI picks the right one at start.

@@ -25,7 +25,9 @@ try {
 }
 const [command, ...prefix] = RUNTIMES[runtime];
 const serveArgs = process.argv.slice(2).filter((a) => a !== flag);
-const args = [...prefix, 'dist/outpost.mjs', 'serve', '--manifests', 'examples/manifests', ...serveArgs];
+// Node's entry on Node; Deno and Bun run the ES module entry (docs/runtimes.md).
+const entry = runtime === 'node' ? 'dist/outpost.cjs' : 'dist/outpost.mjs';
+const args = [...prefix, entry, 'serve', '--manifests', 'examples/manifests', ...serveArgs];
 process.stderr.write(`start: ${runtime} ${args.join(' ')} (runtime ${env.OUTPOST_RUNTIME_ENDPOINT})\n`);
 const child = spawn(command, args, { cwd: ROOT, stdio: 'inherit', env: { ...process.env, ...env } });
 for (const s of ['SIGINT', 'SIGTERM']) process.on(s, () => child.kill(s));

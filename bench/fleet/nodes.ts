@@ -10,7 +10,7 @@ import { freePort } from '../../scripts/cloud/plane.ts';
 import { type OutpostProcess, spawnOutpost } from '../../test/helpers/outpost-process.ts';
 
 const root = join(import.meta.dirname, '../..');
-const BUNDLE = process.env.OUTPOST_BUNDLE ?? join(root, 'dist/outpost.mjs');
+const BUNDLE = process.env.OUTPOST_BUNDLE ?? join(root, 'dist/outpost.cjs');
 /** Nodes whose fake runtimes one fake-cri process serves. */
 const SOCKETS_PER_RUNTIME = 10;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

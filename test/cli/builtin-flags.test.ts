@@ -46,7 +46,7 @@ test('the window: the unit flags to their defaults and back, the rest left alone
 
 test('no window without a flag it knows, on another V8 than 11, or without a JIT', () => {
   assert.is(builtinFlagWindow(['--inspect', '--max-lazy'], '', V8_11), undefined);
-  // `node --lite-mode outpost.mjs supervise` gives its child the unit's flags too (health.md).
+  // `node --lite-mode outpost.cjs supervise` gives its child the unit's flags too (health.md).
   assert.is(builtinFlagWindow(['--lite-mode', ...SMALL_BOARD_FLAGS], '', V8_11), undefined);
   assert.is(builtinFlagWindow([...SMALL_BOARD_FLAGS], '--jitless', V8_11), undefined);
   assert.is(builtinFlagWindow([], '', V8_11), undefined);

@@ -61,7 +61,7 @@ test('the systemd unit sets the same V8 settings and malloc settings as outpost 
   const unit = readFileSync(new URL('../../deploy/outpost.service', import.meta.url), 'utf8');
   assert.ok(unit.includes(`Environment="OUTPOST_V8_FLAGS=${SMALL_BOARD_FLAGS.join(' ')}"`));
   // On node's command line (NODE_OPTIONS refuses --no-opt), before the entry file.
-  assert.match(unit, /^ExecStart=\/usr\/bin\/node \$OUTPOST_V8_FLAGS \/opt\/outpost\/outpost\.mjs serve /m);
+  assert.match(unit, /^ExecStart=\/usr\/bin\/node \$OUTPOST_V8_FLAGS \/opt\/outpost\/outpost\.cjs serve /m);
   assert.not.match(unit, /NODE_OPTIONS=/);
   for (const [k, v] of Object.entries(SMALL_MALLOC_ENV))
     assert.ok(unit.includes(`Environment=${k}=${v}\n`), k);

@@ -1,5 +1,6 @@
-// The `outpost` CLI as the bundle runs it (`node dist/outpost.mjs ...`: the entry and the chunks
-// each command imports when it runs, docs/architecture.md#the-bundle), against the bundle's agent
+// The `outpost` CLI as the bundle runs it (`node dist/outpost.cjs ...`, Node's entry, which hands
+// dist/outpost.mjs and the chunks each command imports what it does not answer itself,
+// docs/architecture.md#the-bundle), against the bundle's agent
 // with no container runtime: the answers that need no command line, the admin credential found in
 // the data directory (through its unix socket, or https when nothing listens there; a call only
 // an admin may make), the output formats, and the errors.
@@ -13,7 +14,12 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { parse } from 'yaml';
 import { waitFor } from '../helpers/lab.ts';
-import { ensureBundle, type OutpostProcess, spawnOutpost } from '../helpers/outpost-process.ts';
+import {
+  ensureBundle,
+  ensureEsmEntry,
+  type OutpostProcess,
+  spawnOutpost,
+} from '../helpers/outpost-process.ts';
 
 const root = join(import.meta.dirname, '../..');
 const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string };
@@ -24,7 +30,7 @@ const NS = 'clib';
 let agent: OutpostProcess | undefined;
 let bundle = '';
 
-/** `node dist/outpost.mjs ARGS` with the agent's data directory (its admin kubeconfig) and a fresh HOME. */
+/** `node dist/outpost.cjs ARGS` with the agent's data directory (its admin kubeconfig) and a fresh HOME. */
 const cli = (args: string[], env: Record<string, string> = {}) => {
   const r = spawnSync(process.execPath, [bundle, ...args], {
     encoding: 'utf8',
@@ -72,6 +78,39 @@ test('--version and version --client answer without a server', () => {
   assert.equal([v.code, v.stdout], [0, `${version}\n`], show(v));
   const c = cli(['version', '--client']);
   assert.equal([c.code, c.stdout], [0, `Client Version: v${version}\n`], show(c));
+});
+
+test("Node's entry (outpost.cjs) runs --version and serve without Node's ES module loader; outpost.mjs loads it", async () => {
+  // Which of Node's own modules a process loaded, written when it exits.
+  const probe = join(dir, 'modules.cjs');
+  writeFileSync(
+    probe,
+    "process.on('exit', () => require('node:fs').writeFileSync(__dirname + '/modules-' + process.pid + '.txt', process.moduleLoadList.join('\\n')));\n",
+  );
+  const esmLoader = (pid: number) =>
+    readFileSync(join(dir, `modules-${pid}.txt`), 'utf8').includes(
+      'NativeModule internal/modules/esm/module_job',
+    );
+  const { NODE_OPTIONS: _, ...env } = process.env;
+  for (const [entry, esm] of [
+    [bundle, false],
+    [ensureEsmEntry(), true],
+  ] as const) {
+    const r = spawnSync(process.execPath, ['-r', probe, entry, '--version'], { encoding: 'utf8', env });
+    assert.equal([r.status, r.stdout], [0, `${version}\n`], `${entry}: ${r.stderr}`);
+    assert.is(esmLoader(r.pid), esm, entry);
+  }
+  const served = await spawnOutpost({
+    dataDir: join(dir, 'probe-data'),
+    runtimeEndpoint: `unix://${join(dir, 'no-runtime.sock')}`,
+    nodeName: 'probe',
+    node: [process.execPath, '-r', probe],
+    startTimeoutMs: 120_000,
+  });
+  const res = await fetch(`${served.url}/api/v1/pods`);
+  assert.is(res.status, 200, served.logs());
+  assert.is(await served.term(), 0, served.logs());
+  assert.not.ok(esmLoader(served.pid), 'serve from outpost.cjs loaded the ES module loader');
 });
 
 test('version asks the server; get pods -A prints the table', () => {

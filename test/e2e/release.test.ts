@@ -111,7 +111,13 @@ if (missing.length > 0) {
         ],
         [name],
       );
-      const want = ['outpost.mjs', 'install.sh', 'outpost.service', 'node_modules/bindings/bindings.js'];
+      const want = [
+        'outpost.cjs',
+        'outpost.mjs',
+        'install.sh',
+        'outpost.service',
+        'node_modules/bindings/bindings.js',
+      ];
       // The entry's chunks and the serve script's vendor files (scripts/build.mjs): every one the
       // build made, no source maps.
       for (const f of readdirSync(join(root, 'dist/chunks')))
@@ -166,7 +172,7 @@ if (missing.length > 0) {
       (await get<{ items: Device[] }>('/apis/devices.kubeedge.io/v1beta1/devices')).body.items;
     const start = async (withManifests: boolean) => {
       outpost = await spawnOutpost({
-        bundle: join(prefix, 'outpost.mjs'),
+        bundle: join(prefix, 'outpost.cjs'),
         node: cmd,
         dataDir,
         runtimeEndpoint: runtime,
@@ -207,7 +213,7 @@ if (missing.length > 0) {
       const unit = readFileSync(join(dir, 'systemd/outpost.service'), 'utf8');
       assert.match(
         unit,
-        `ExecStart=${wrapper} $OUTPOST_V8_FLAGS ${prefix}/outpost.mjs serve --data-dir /var/lib/outpost --manifests ${manifests}\n`,
+        `ExecStart=${wrapper} $OUTPOST_V8_FLAGS ${prefix}/outpost.cjs serve --data-dir /var/lib/outpost --manifests ${manifests}\n`,
       );
       assert.ok(
         existsSync(
@@ -331,7 +337,7 @@ process.stdout.write(JSON.stringify(got));`;
         cmd[0]!,
         [
           ...cmd.slice(1),
-          join(prefix, 'outpost.mjs'),
+          join(prefix, 'outpost.cjs'),
           'mapper',
           'virtual',
           '--socket',

@@ -1,4 +1,5 @@
-// The same bundle on Node, Deno and Bun (`deno run -A dist/outpost.mjs`, `bun dist/outpost.mjs`),
+// The same bundle on Node, Deno and Bun (`node dist/outpost.mjs`, `deno run -A dist/outpost.mjs`,
+// `bun dist/outpost.mjs`: the ES module entry, which Node's units of before dist/outpost.cjs still run),
 // each through one short scenario on the real containerd: reads and a watch, a pod's lifecycle,
 // logs and logs -f, exec over WebSocket (kubectl's default) and SPDY, a DMI mapper reporting, then
 // kill -9 and a restart that adopts the running container. Waits poll for an outcome.
@@ -15,12 +16,12 @@ import type { Pod } from '#lib/kube/types.ts';
 import { kubectl } from '../helpers/agent.ts';
 import { DEVICES, device, reported, startMapper, writeDevices } from '../helpers/devices.ts';
 import { ci, labOrSkip, removeSandboxes, waitFor } from '../helpers/lab.ts';
-import { ensureBundle, type OutpostProcess, spawnOutpost } from '../helpers/outpost-process.ts';
+import { ensureEsmEntry, type OutpostProcess, spawnOutpost } from '../helpers/outpost-process.ts';
 import { hasRuntime, RUNTIME_COMMANDS, type RuntimeName } from '../helpers/runtimes.ts';
 
 const lab = await labOrSkip('test/e2e/runtimes.test.ts');
 if (lab) {
-  ensureBundle();
+  const esmEntry = ensureEsmEntry();
   const cri = new CriClient({ endpoint: lab.endpoint });
   const root = mkdtempSync(join(tmpdir(), 'outpost-e2e-runtimes-'));
   const suffix = Math.random().toString(36).slice(2, 7);
@@ -55,6 +56,7 @@ if (lab) {
           runtimeEndpoint: lab.endpoint,
           nodeName: `rt-${runtime}`,
           node: RUNTIME_COMMANDS[runtime],
+          bundle: esmEntry,
           startTimeoutMs: 90_000,
         });
         running.push(p);

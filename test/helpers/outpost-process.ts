@@ -1,4 +1,4 @@
-// Outpost as production runs it: `node dist/outpost.mjs serve ...` in its own process, so a test
+// Outpost as production runs it: `node dist/outpost.cjs serve ...` in its own process, so a test
 // can kill -9 it and start it again on the same data directory.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
@@ -9,7 +9,8 @@ import { ExitCode } from '#lib/supervisor/exit-codes.ts';
 import { adminToken, registerAdmin } from './agent.ts';
 
 const root = join(import.meta.dirname, '../..');
-const bundle = join(root, 'dist/outpost.mjs');
+const bundle = join(root, 'dist/outpost.cjs');
+const esm = join(root, 'dist/outpost.mjs');
 
 /** Newest modification time of the files a build reads. */
 function newestSource(): number {
@@ -27,12 +28,21 @@ function newestSource(): number {
   return newest;
 }
 
-/** Builds dist/outpost.mjs when it is missing or older than its sources; returns its path. */
+/**
+ * Builds the bundle when it is missing or older than its sources; returns the path of Node's entry,
+ * dist/outpost.cjs (what the unit, `outpost supervise` and the npm command run).
+ */
 export function ensureBundle(): string {
   if (existsSync(bundle) && statSync(bundle).mtimeMs >= newestSource()) return bundle;
   const r = spawnSync(process.execPath, ['scripts/build.mjs'], { cwd: root, encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`npm run build failed:\n${r.stdout}${r.stderr}`);
   return bundle;
+}
+
+/** The ES module entry, dist/outpost.mjs (what Deno and Bun run, and units written before outpost.cjs), built if stale. */
+export function ensureEsmEntry(): string {
+  ensureBundle();
+  return esm;
 }
 
 /** A free loopback port (closed again before it is handed out). */
@@ -97,7 +107,7 @@ export interface OutpostOptions {
   logLevel?: string;
   /** Further serve flags. */
   args?: string[];
-  /** The bundle to run (default: dist/outpost.mjs, built if stale). */
+  /** The entry to run (default: dist/outpost.cjs, built if stale). */
   bundle?: string;
   /** What runs it (default: this node), e.g. `['qemu-aarch64-static', '-L', SYSROOT, NODE]`. */
   node?: string[];

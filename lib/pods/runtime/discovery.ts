@@ -30,7 +30,7 @@ export function runtimeCandidates(
   const labs = [
     env.OUTPOST_LAB_DIR,
     resolve('.lab/lab'),
-    // dist/outpost.mjs, or bin/outpost.ts from source: the checkout is one folder up.
+    // dist/outpost.cjs or dist/outpost.mjs, or bin/outpost.ts from source: the checkout is one folder up.
     entry ? resolve(dirname(entry), '..', '.lab/lab') : undefined,
   ].filter((d): d is string => Boolean(d));
   const all = [endpoint, ...USUAL, ...labs.map((d) => `unix://${resolve(d, 'containerd.sock')}`)];
