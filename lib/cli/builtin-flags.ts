@@ -18,6 +18,7 @@ const load = createRequire(import.meta.url);
 const V8_11_DEFAULTS: Readonly<Record<string, string>> = {
   '--max-semi-space-size': '--max-semi-space-size=0',
   '--max-old-space-size': '--max-old-space-size=0',
+  '--initial-old-space-size': '--initial-old-space-size=0',
   '--turbofan': '--turbofan',
   '--flush-baseline-code': '--no-flush-baseline-code',
   '--bytecode-old-age': '--bytecode-old-age=5',

@@ -25,7 +25,10 @@ import { flagSetting } from './builtin-flags.ts';
  * compacted at every full collection (`--compact-on-every-full-gc`: the pages the collection left
  * sparse are emptied and given back, about 1 MB less at 20 pods for a few % more CPU and 10 ms
  * more to the first read;
- * docs/performance.md#compacting-at-every-full-collection).
+ * docs/performance.md#compacting-at-every-full-collection), with the old generation's first limit
+ * at 12 MB (`--initial-old-space-size=12`: under `--optimize-for-size` V8 started with a limit the
+ * start's own 8 MB reached, and ran a full, compacting collection right before the first answer,
+ * 7-12 ms; docs/performance.md#nodes-entry-without-the-es-module-loader-node-20-x64-2026-11-28-thirteenth-pass).
  */
 export const SMALL_BOARD_FLAGS = [
   '--max-semi-space-size=1',
@@ -35,6 +38,7 @@ export const SMALL_BOARD_FLAGS = [
   '--bytecode-old-age=2',
   '--optimize-for-size',
   '--compact-on-every-full-gc',
+  '--initial-old-space-size=12',
 ] as const;
 
 /**

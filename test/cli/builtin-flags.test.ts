@@ -34,7 +34,7 @@ test('the window: the unit flags to their defaults and back, the rest left alone
   );
   assert.equal(w, {
     defaults:
-      '--max-semi-space-size=0 --max-old-space-size=0 --turbofan --no-flush-baseline-code --bytecode-old-age=5 --no-optimize-for-size --no-compact-on-every-full-gc',
+      '--max-semi-space-size=0 --max-old-space-size=0 --turbofan --no-flush-baseline-code --bytecode-old-age=5 --no-optimize-for-size --no-compact-on-every-full-gc --initial-old-space-size=0',
     given: SMALL_BOARD_FLAGS.join(' '),
   });
   // NODE_OPTIONS first, as V8 applies them; a setting named twice is put back once.
