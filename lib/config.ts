@@ -189,7 +189,9 @@ export function resolveServeConfig(
   // An error names what the user wrote: the flag, or the variable when the value came from there.
   const source = (key: string) =>
     key in given || !(key in fromEnv) ? flagName(key) : `${envName(key)}=${JSON.stringify(fromEnv[key])}`;
-  const result = schema.safeParse({ ...fromEnv, ...given });
+  // Without zod's fast path: it writes and compiles a parser for the object's 50-odd fields at its
+  // first parse, which costs the start more than the one parse it would speed up (docs/performance.md).
+  const result = schema.safeParse({ ...fromEnv, ...given }, { jitless: true });
   if (!result.success) {
     const msg = result.error.issues.map((i) => `${source(String(i.path[0]))}: ${i.message}`);
     throw new ConfigError(msg.join('; '));
