@@ -2,12 +2,15 @@
 // NodeRestriction, bootstrap tokens), kube-controller-manager (service accounts, node lifecycle,
 // CSR approving and signing, bootstrap signer) and kube-scheduler, on free ports, with kubeconfigs.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { get as httpGet } from 'node:http';
 import { request } from 'node:https';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { freePort } from '../free-port.ts';
 import { builtBinary } from './build.ts';
 import { clientKubeconfig, issue, makeClusterPki } from './pki.ts';
+
+export { freePort };
 
 export interface ControlPlaneOptions {
   dir: string;
@@ -17,6 +20,11 @@ export interface ControlPlaneOptions {
   /** Extra kube-apiserver / kube-controller-manager flags (shortened timeouts in tests). */
   apiserverFlags?: string[];
   controllerManagerFlags?: string[];
+  /**
+   * The ports of a start's `attempt` (from 1): etcd's client and peer ports and the API server's.
+   * Default: three from freePort(). Tests hold a port here to prove the plane starts again.
+   */
+  ports?: (attempt: number) => Promise<[number, number, number]>;
 }
 
 export interface ControlPlane {
@@ -40,18 +48,6 @@ export interface ControlPlane {
   stopApiserver(): Promise<void>;
   startApiserver(): Promise<void>;
   stop(): Promise<void>;
-}
-
-/** A free loopback TCP port. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -109,6 +105,27 @@ export function parseRequestTotals(text: string): Map<string, number> {
 const probe = async (dir: string, port: number, path: string): Promise<number> =>
   (await get(dir, port, path, 2_000)).status;
 
+/** The last `n` lines of a log file ('' when it cannot be read). */
+function logTail(file: string, n = 12): string {
+  try {
+    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-n).join('\n');
+  } catch {
+    return '';
+  }
+}
+
+/** A process of the plane exited before it was ready; `tail` is the end of its log. */
+class ExitedEarly extends Error {
+  constructor(
+    what: string,
+    code: number | null,
+    readonly log: string,
+    readonly tail: string,
+  ) {
+    super(`${what} exited ${code}; see ${log}; it ends:\n${tail}`);
+  }
+}
+
 async function waitUntil(
   what: string,
   fn: () => Promise<boolean>,
@@ -119,10 +136,21 @@ async function waitUntil(
   for (const end = Date.now() + timeoutMs; Date.now() < end; await sleep(200)) {
     if (await fn()) return;
     const p = proc();
-    if (p && p.exitCode !== null) throw new Error(`${what} exited ${p.exitCode}; see ${log}`);
+    if (p && p.exitCode !== null) throw new ExitedEarly(what, p.exitCode, log, logTail(log));
   }
-  throw new Error(`${what} not ready within ${timeoutMs / 1000} s; see ${log}`);
+  throw new Error(`${what} not ready within ${timeoutMs / 1000} s; see ${log}; it ends:\n${logTail(log)}`);
 }
+
+/** The status code of a plain HTTP GET, or 0 when nothing answers within 2 s. */
+const httpStatus = (url: string): Promise<number> =>
+  new Promise((resolve) => {
+    const req = httpGet(url, { timeout: 2_000 }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('error', () => resolve(0));
+    req.on('timeout', () => req.destroy());
+  });
 
 /** Objects kubeadm creates for TLS bootstrapping and join discovery. */
 const BOOTSTRAP_RBAC = `
@@ -178,10 +206,9 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
   // kubeadm's apiserver-kubelet-client; authorized by the node with a SubjectAccessReview.
   if (!existsSync(join(dir, 'apiserver-kubelet-client.crt')))
     issue(dir, 'apiserver-kubelet-client', '/CN=kube-apiserver-kubelet-client');
-  const [etcdPort, peerPort, port] = [await freePort(), await freePort(), await freePort()];
-  const server = `https://127.0.0.1:${port}`;
+  let port = 0;
+  let server = '';
   const adminKubeconfig = join(dir, 'admin.kubeconfig');
-  writeFileSync(adminKubeconfig, clientKubeconfig(dir, server, 'admin', 'admin'));
   const procs: Record<string, ChildProcess | undefined> = {};
   const start = (name: string, cmd: string, args: string[]) => {
     const out = openSync(join(dir, `${name}.log`), 'a');
@@ -202,59 +229,101 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
   const stopAll = async () => {
     for (const n of ['kube-scheduler', 'kube-controller-manager', 'kube-apiserver', 'etcd']) await stopOne(n);
   };
+  const apiserverLog = join(dir, 'kube-apiserver.log');
+  let apiserverArgs: string[] = [];
+  const runApiserver = async () => {
+    start('kube-apiserver', bin('kube-apiserver'), apiserverArgs);
+    await waitUntil(
+      'kube-apiserver',
+      async () => (await probe(dir, port, '/readyz')) === 200,
+      () => procs['kube-apiserver'],
+      apiserverLog,
+    );
+  };
+  /** Starts the API server again on its port (after stopApiserver); waits while the port is held. */
+  const startApiserver = async () => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await runApiserver();
+      } catch (e) {
+        if (!(e instanceof ExitedEarly) || !/address already in use/.test(e.tail) || attempt >= 30) throw e;
+        await sleep(1_000);
+      }
+    }
+  };
 
   try {
-    const etcdUrl = `http://127.0.0.1:${etcdPort}`;
-    start('etcd', 'etcd', [
-      '--name=lab',
-      `--data-dir=${join(dir, 'etcd')}`,
-      `--listen-client-urls=${etcdUrl}`,
-      `--advertise-client-urls=${etcdUrl}`,
-      `--listen-peer-urls=http://127.0.0.1:${peerPort}`,
-      `--initial-advertise-peer-urls=http://127.0.0.1:${peerPort}`,
-      `--initial-cluster=lab=http://127.0.0.1:${peerPort}`,
-      '--log-level=warn',
-    ]);
-    const apiserverArgs = [
-      `--etcd-servers=${etcdUrl}`,
-      '--bind-address=127.0.0.1',
-      '--advertise-address=127.0.0.1',
-      `--secure-port=${port}`,
-      '--insecure-port=0',
-      `--tls-cert-file=${join(dir, 'apiserver.crt')}`,
-      `--tls-private-key-file=${join(dir, 'apiserver.key')}`,
-      `--client-ca-file=${join(dir, 'ca.crt')}`,
-      '--authorization-mode=Node,RBAC',
-      '--enable-admission-plugins=NodeRestriction',
-      '--enable-bootstrap-token-auth',
-      `--service-account-key-file=${join(dir, 'sa.pub')}`,
-      `--service-account-signing-key-file=${join(dir, 'sa.key')}`,
-      '--service-account-issuer=https://kubernetes.default.svc',
-      '--api-audiences=https://kubernetes.default.svc',
-      '--service-cluster-ip-range=10.96.0.0/16',
-      '--feature-gates=BoundServiceAccountTokenVolume=true',
-      '--allow-privileged=true',
-      '--profiling=false',
-      `--kubelet-client-certificate=${join(dir, 'apiserver-kubelet-client.crt')}`,
-      `--kubelet-client-key=${join(dir, 'apiserver-kubelet-client.key')}`,
-      // Node serving certificates are checked (kubelet-serving CSRs are signed by the lab CA);
-      // nodes are dialled at their InternalIP (`--node-ip`), as kubeadm configures it.
-      `--kubelet-certificate-authority=${join(dir, 'ca.crt')}`,
-      '--kubelet-preferred-address-types=InternalIP,ExternalIP,Hostname',
-      ...(o.apiserverFlags ?? []),
-    ];
-    const startApiserver = async () => {
-      start('kube-apiserver', bin('kube-apiserver'), apiserverArgs);
-      await waitUntil(
-        'kube-apiserver',
-        async () => (await probe(dir, port, '/readyz')) === 200,
-        () => procs['kube-apiserver'],
-        join(dir, 'kube-apiserver.log'),
-      );
-    };
-    const t0 = Date.now();
-    await startApiserver();
-    log(`kube-apiserver ready at ${server} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    // Each try on fresh ports and a fresh etcd: a process that exits before it is ready (a port
+    // taken since it was found free, etcd too slow for the API server's dial timeout on a loaded
+    // machine) is said on stderr with the end of its log, and the plane starts again.
+    for (let attempt = 1; ; attempt++) {
+      const [etcdPort, peerPort, apiPort] = (await o.ports?.(attempt)) ?? [
+        await freePort(),
+        await freePort(),
+        await freePort(),
+      ];
+      port = apiPort;
+      server = `https://127.0.0.1:${port}`;
+      writeFileSync(adminKubeconfig, clientKubeconfig(dir, server, 'admin', 'admin'));
+      const etcdUrl = `http://127.0.0.1:${etcdPort}`;
+      rmSync(join(dir, 'etcd'), { recursive: true, force: true });
+      try {
+        start('etcd', 'etcd', [
+          '--name=lab',
+          `--data-dir=${join(dir, 'etcd')}`,
+          `--listen-client-urls=${etcdUrl}`,
+          `--advertise-client-urls=${etcdUrl}`,
+          `--listen-peer-urls=http://127.0.0.1:${peerPort}`,
+          `--initial-advertise-peer-urls=http://127.0.0.1:${peerPort}`,
+          `--initial-cluster=lab=http://127.0.0.1:${peerPort}`,
+          '--log-level=warn',
+        ]);
+        await waitUntil(
+          'etcd',
+          async () => (await httpStatus(`${etcdUrl}/health`)) === 200,
+          () => procs.etcd,
+          join(dir, 'etcd.log'),
+        );
+        apiserverArgs = [
+          `--etcd-servers=${etcdUrl}`,
+          '--bind-address=127.0.0.1',
+          '--advertise-address=127.0.0.1',
+          `--secure-port=${port}`,
+          '--insecure-port=0',
+          `--tls-cert-file=${join(dir, 'apiserver.crt')}`,
+          `--tls-private-key-file=${join(dir, 'apiserver.key')}`,
+          `--client-ca-file=${join(dir, 'ca.crt')}`,
+          '--authorization-mode=Node,RBAC',
+          '--enable-admission-plugins=NodeRestriction',
+          '--enable-bootstrap-token-auth',
+          `--service-account-key-file=${join(dir, 'sa.pub')}`,
+          `--service-account-signing-key-file=${join(dir, 'sa.key')}`,
+          '--service-account-issuer=https://kubernetes.default.svc',
+          '--api-audiences=https://kubernetes.default.svc',
+          '--service-cluster-ip-range=10.96.0.0/16',
+          '--feature-gates=BoundServiceAccountTokenVolume=true',
+          '--allow-privileged=true',
+          '--profiling=false',
+          `--kubelet-client-certificate=${join(dir, 'apiserver-kubelet-client.crt')}`,
+          `--kubelet-client-key=${join(dir, 'apiserver-kubelet-client.key')}`,
+          // Node serving certificates are checked (kubelet-serving CSRs are signed by the lab CA);
+          // nodes are dialled at their InternalIP (`--node-ip`), as kubeadm configures it.
+          `--kubelet-certificate-authority=${join(dir, 'ca.crt')}`,
+          '--kubelet-preferred-address-types=InternalIP,ExternalIP,Hostname',
+          ...(o.apiserverFlags ?? []),
+        ];
+        const t0 = Date.now();
+        await runApiserver();
+        log(`kube-apiserver ready at ${server} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+        break;
+      } catch (e) {
+        if (!(e instanceof ExitedEarly) || attempt >= 3) throw e;
+        process.stderr.write(
+          `lab:cloud: ${e.message}\nlab:cloud: starting the control plane again on fresh ports (${attempt}/2)\n`,
+        );
+        await stopAll();
+      }
+    }
     start('kube-controller-manager', bin('kube-controller-manager'), [
       `--kubeconfig=${adminKubeconfig}`,
       '--leader-elect=false',

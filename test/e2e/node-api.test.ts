@@ -4,10 +4,10 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { freePort } from '../../scripts/free-port.ts';
 import { type Run, run, startTestAgent, type TestAgent } from '../helpers/agent.ts';
 import { cloudLabOrSkip } from '../helpers/cloud.ts';
 import { labOrSkip, waitFor } from '../helpers/lab.ts';
@@ -15,17 +15,6 @@ import { labOrSkip, waitFor } from '../helpers/lab.ts';
 const FILE = 'test/e2e/node-api.test.ts';
 const NODE = 'edge-na';
 const NS = 'node-api';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 /** A raw HTTPS GET to the node API; the status code (0 when the TLS handshake fails). */
 function nodeGet(port: number, path: string, opts: { cert?: Buffer; key?: Buffer } = {}): Promise<number> {

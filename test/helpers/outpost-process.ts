@@ -2,11 +2,13 @@
 // can kill -9 it and start it again on the same data directory.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { ExitCode } from '#lib/supervisor/exit-codes.ts';
+import { freePort } from '../../scripts/free-port.ts';
 import { adminToken, registerAdmin } from './agent.ts';
+
+export { freePort };
 
 const root = join(import.meta.dirname, '../..');
 const bundle = join(root, 'dist/outpost.cjs');
@@ -43,18 +45,6 @@ export function ensureBundle(): string {
 export function ensureEsmEntry(): string {
   ensureBundle();
   return esm;
-}
-
-/** A free loopback port (closed again before it is handed out). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      srv.close(() => resolve(typeof addr === 'object' && addr ? addr.port : 0));
-    });
-  });
 }
 
 /**

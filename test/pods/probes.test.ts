@@ -1,7 +1,6 @@
 import type { IncomingHttpHeaders, Server } from 'node:http';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createServer as createTcpServer } from 'node:net';
 import type { ServerUnaryCall, sendUnaryData } from '@grpc/grpc-js';
 import { Server as GrpcServer, ServerCredentials, status } from '@grpc/grpc-js';
 import { test } from 'uvu';
@@ -11,6 +10,7 @@ import { timeout } from '#lib/kube/status.ts';
 import { decodeCheckResponse, encodeCheckRequest } from '#lib/pods/probes/grpc.ts';
 import type { ExecFn, K8sProbe, ProbeTarget } from '#lib/pods/probes/index.ts';
 import { runProbe } from '#lib/pods/probes/index.ts';
+import { freePort } from '../../scripts/free-port.ts';
 
 const never: ExecFn = () => new Promise(() => {});
 const target = (exec: ExecFn = never, ports: ProbeTarget['ports'] = []): ProbeTarget => ({
@@ -254,14 +254,5 @@ test('grpc: SERVING succeeds, NOT_SERVING and errors fail', async () => {
   assert.is(refused.result, 'failure');
   assert.match(refused.output, /^error: failed to connect service at "127\.0\.0\.1:\d+": /);
 });
-
-/** A port nothing listens on (just closed). */
-async function freePort(): Promise<number> {
-  const s = createTcpServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const p = (s.address() as AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return p;
-}
 
 test.run();
