@@ -185,6 +185,8 @@ const serveResult = await build({
   plugins: [zodEnglishOnly, drizzleOpensNothing, noIdleBuiltins, vendorRequires],
 });
 const serveScript = Object.keys(serveResult.metafile.outputs).find((f) => f.endsWith('.mjs'));
+/** A file in dist/ as an import specifier relative to an entry in dist/, as JSON for a `define`. */
+const fromEntry = (file) => JSON.stringify(`./${file.slice('dist/'.length)}`);
 const result = await build({
   entryPoints: { outpost: 'bin/outpost.ts' },
   outdir: 'dist',
@@ -205,7 +207,7 @@ const result = await build({
   // CommonJS dependencies call require() for Node built-ins; give the ESM output one. esbuild
   // puts the banner on every output file; below it stays only where a chunk uses require.
   banner: { js: BANNER },
-  define: { OUTPOST_SERVE_SCRIPT: JSON.stringify(`./${serveScript.slice('dist/'.length)}`) },
+  define: { OUTPOST_SERVE_SCRIPT: fromEntry(serveScript) },
   metafile: true,
   logLevel: 'warning',
   plugins: [zodEnglishOnly, drizzleOpensNothing, noIdleBuiltins],
@@ -228,8 +230,8 @@ await build({
   // import.meta.url (the entry's own, and code-cache.ts's createRequire) as a CommonJS script has it.
   banner: { js: `const ${ENTRY_URL} = require('node:url').pathToFileURL(__filename).href;` },
   define: {
-    OUTPOST_SERVE_SCRIPT: JSON.stringify(`./${serveScript.slice('dist/'.length)}`),
-    OUTPOST_MAIN_CHUNK: JSON.stringify(`./${mainChunk.slice('dist/'.length)}`),
+    OUTPOST_SERVE_SCRIPT: fromEntry(serveScript),
+    OUTPOST_MAIN_CHUNK: fromEntry(mainChunk),
     'import.meta.url': ENTRY_URL,
   },
 });
