@@ -51,18 +51,18 @@ if (controlPlaneBuilt()) {
     }) as typeof process.stderr.write;
     let plane: Awaited<ReturnType<typeof startControlPlane>> | undefined;
     try {
-      plane = await startControlPlane({
-        dir,
-        log: () => {},
-        ports: async (attempt) => {
-          tried.push(attempt);
-          return [await freePort(), await freePort(), attempt === 1 ? taken : await freePort()];
-        },
-      });
-    } finally {
-      process.stderr.write = write;
-    }
-    try {
+      try {
+        plane = await startControlPlane({
+          dir,
+          log: () => {},
+          ports: async (attempt) => {
+            tried.push(attempt);
+            return [await freePort(), await freePort(), attempt === 1 ? taken : await freePort()];
+          },
+        });
+      } finally {
+        process.stderr.write = write;
+      }
       assert.equal(tried, [1, 2]);
       assert.is.not(plane.port, taken);
       assert.match(errors.join(''), /kube-apiserver exited 1; see .*kube-apiserver\.log; it ends:/);
@@ -84,7 +84,7 @@ if (controlPlaneBuilt()) {
       assert.is((await plane.adminGet('/readyz')).status, 200);
       assert.match(readFileSync(join(dir, 'kube-apiserver.log'), 'utf8'), /address already in use/);
     } finally {
-      await plane.stop();
+      await plane?.stop();
       await close(holder);
       rmSync(dir, { recursive: true, force: true });
     }

@@ -31,7 +31,10 @@ export interface AdminWatch {
   stop(): void;
 }
 
-/** Starts a control plane for one suite, or registers a loudly skipped test when none can be built. */
+/**
+ * Starts a control plane for one suite; registers a loudly skipped test when none can be built, and
+ * a failing one when it does not start.
+ */
 export async function cloudLabOrSkip(
   file: string,
   opts: Partial<ControlPlaneOptions> = {},
@@ -46,7 +49,16 @@ export async function cloudLabOrSkip(
     return undefined;
   }
   const dir = mkdtempSync(join(tmpdir(), 'outpost-cloud-'));
-  const plane = await startControlPlane({ dir, log: () => {}, ...opts });
+  const plane = await startControlPlane({ dir, log: () => {}, ...opts }).catch((e: Error) => e);
+  if (plane instanceof Error) {
+    // One failing test instead of a throw at the suite's import, which would end the whole run
+    // (uvu imports every file before it runs a test) and hide every other suite's results.
+    rmSync(dir, { recursive: true, force: true });
+    test(`${file}: the control plane starts`, () => {
+      throw plane;
+    });
+    return undefined;
+  }
   const kubectl = (args: string[], input?: string) =>
     new Promise<string>((resolve, reject) => {
       const child = execFile(
