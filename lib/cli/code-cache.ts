@@ -7,7 +7,7 @@
 // user's own or rejected by V8 (another Node, V8 flags or build) costs nothing but that compile,
 // and is written anew.
 import { createRequire } from 'node:module';
-import { builtinFlagWindow, withBuiltinCaches } from './builtin-flags.ts';
+import { builtinFlagWindow, preloadLazyBuiltins, withBuiltinCaches } from './builtin-flags.ts';
 import type { ServeHooks } from './serve-command.ts';
 
 // Node's modules through require, not import: their ES module facades cost every start 1-4 ms
@@ -149,10 +149,9 @@ export function loadServeScript(
   const wrapper = compiled.runInThisContext() as (...args: unknown[]) => void;
   const module = { exports: {} as { main?: ServeMain } };
   // Node's modules load with their own code caches under the small-board V8 flags (builtin-flags.ts).
-  const req = withBuiltinCaches(
-    createRequire(script),
-    builtinFlagWindow(process.execArgv, process.env.NODE_OPTIONS),
-  );
+  const window = builtinFlagWindow(process.execArgv, process.env.NODE_OPTIONS);
+  const req = withBuiltinCaches(createRequire(script), window);
+  preloadLazyBuiltins(window);
   wrapper(module.exports, req, module, script, dirname(script), pathToFileURL(script).href);
   const save =
     cacheFile && fresh

@@ -94,6 +94,21 @@ process.stdout.write(String(getHeapStatistics().heap_size_limit));`);
   assert.ok(Number(stdout) < 256 * 1024 * 1024, stdout);
 });
 
+test('under the unit flags, what listen() loads by itself is preloaded with its code cache', () => {
+  const code = (preload: boolean) => `
+import { createServer } from 'node:net';
+import { builtinFlagWindow, preloadLazyBuiltins } from '#lib/cli/builtin-flags.ts';
+${preload ? 'preloadLazyBuiltins(builtinFlagWindow(process.execArgv, process.env.NODE_OPTIONS));' : ''}
+const srv = createServer().listen(0, '127.0.0.1', () => srv.close());`;
+  // The control: listen() loads both itself, compiled from source under the unit's flags.
+  const plain = underUnitFlags(code(false)).stderr;
+  assert.is(verdict(plain, 'cluster'), 'rejected', plain);
+  assert.is(verdict(plain, 'dns'), 'rejected', plain);
+  const preloaded = underUnitFlags(code(true)).stderr;
+  assert.is(verdict(preloaded, 'cluster'), onV8_11 ? 'accepted' : 'rejected', preloaded);
+  assert.is(verdict(preloaded, 'dns'), onV8_11 ? 'accepted' : 'rejected', preloaded);
+});
+
 test("after the window V8's flags are as given: a code cache made under them is taken", () => {
   const cacheFile = join(dir, 'probe.v8');
   const source = JSON.stringify('(function probe(a) { return [a, a * 2, String(a)]; })');
