@@ -308,6 +308,16 @@ function runMs(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env
   return performance.now() - t0;
 }
 
+/** Waits until the agent lists `n` pods of the namespace (its manifests synced), at most 120 s. */
+async function untilListed(n: number, child: ChildProcess): Promise<void> {
+  for (const end = Date.now() + 120_000; ; await sleep(100)) {
+    const res = await fetch(`${url}/api/v1/namespaces/${NS}/pods`, { signal: AbortSignal.timeout(10_000) });
+    if (((await res.json()) as { items: [] }).items.length >= n) return;
+    if (child.exitCode !== null) throw new Error(`outpost exited with ${child.exitCode}`);
+    if (Date.now() > end) throw new Error(`the agent did not list ${n} pods within 120 s`);
+  }
+}
+
 /** Spawn -> first cached read (10 pods, runtime absent) and spawn -> bare server's first answer. */
 async function firstReads(): Promise<{ outpost: number[]; floor: number[]; parts: number[] }> {
   const dataDir = join(work, 'first-read');
@@ -317,10 +327,7 @@ async function firstReads(): Promise<{ outpost: number[]; floor: number[]; parts
   const none = ['--runtime-endpoint', `unix://${join(work, 'none.sock')}`];
   // Seed the metabase once: the pods are then cached reads for every later start.
   const seed = await startAgent(dataDir, [...none, '--manifests', manifests], agentEnv);
-  while (
-    ((await (await fetch(`${url}/api/v1/namespaces/${NS}/pods`)).json()) as { items: [] }).items.length < 10
-  )
-    await sleep(100);
+  await untilListed(10, seed.child);
   await stopChild(seed.child);
   const outpost: number[] = [];
   const floor: number[] = [];
@@ -350,11 +357,7 @@ async function cliTimes() {
   const dataDir = join(dir, 'data');
   const o = await startAgent(dataDir, [...none, '--manifests', manifests]);
   try {
-    while (
-      ((await (await fetch(`${url}/api/v1/namespaces/${NS}/pods`)).json()) as { items: [] }).items.length <
-      100
-    )
-      await sleep(100);
+    await untilListed(100, o.child);
     const env = { ...process.env, HOME: kubectlHome, OUTPOST_DATA_DIR: dataDir };
     runMs('kubectl', ['--server', url, 'get', 'pods', '-A'], env); // warm kubectl's discovery cache
     const t = { get: [] as number[], kubectl: [] as number[], version: [] as number[], node: [] as number[] };

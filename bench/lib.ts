@@ -188,12 +188,18 @@ export function seedPods(dir: string, count: number): void {
   mb.close();
 }
 
-/** Stops `child` with `signal` and waits for its exit (at once if it is gone already). */
+/** Stops `child` with `signal` and waits for its exit (at once if it is gone already; SIGKILL after 30 s). */
 export async function stopChild(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise((r) => child.once('exit', r));
   child.kill(signal);
+  // A process that outlives its signal by 30 s is killed, and said so: a bench never waits forever.
+  const kill = setTimeout(() => {
+    process.stderr.write(`bench: pid ${child.pid} still running 30 s after ${signal}; SIGKILL\n`);
+    child.kill('SIGKILL');
+  }, 30_000);
   await exited;
+  clearTimeout(kill);
 }
 
 /**
