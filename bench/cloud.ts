@@ -25,7 +25,8 @@ import type { Pod } from '#lib/kube/types.ts';
 import { silentLogger } from '#lib/log.ts';
 import { POD_NAMESPACE } from '#lib/pods/runtime/labels.ts';
 import { createStore, type Store } from '#lib/store/index.ts';
-import { freePort, startControlPlane } from '../scripts/cloud/plane.ts';
+import { startControlPlane } from '../scripts/cloud/plane.ts';
+import { freePort } from '../scripts/free-port.ts';
 import { startLab, stopLab } from '../scripts/lab.ts';
 import { printTable, rssMb } from './lib.ts';
 

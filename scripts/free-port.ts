@@ -13,7 +13,7 @@ function ephemeralStart(): number {
   }
 }
 
-/** Whether `port` can be listened on at 127.0.0.1 now (closed again before it resolves). */
+/** The port listened on at 127.0.0.1 (`port`, or the kernel's pick for 0), closed again; -1 when it cannot be. */
 function listenable(port: number): Promise<number> {
   return new Promise((resolve) => {
     const srv = createServer();

@@ -6,7 +6,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import { builtBinary } from '../../scripts/cloud/build.ts';
-import { freePort } from '../../scripts/cloud/plane.ts';
+import { freePort } from '../../scripts/free-port.ts';
 import { type OutpostProcess, spawnOutpost } from '../../test/helpers/outpost-process.ts';
 
 const root = join(import.meta.dirname, '../..');

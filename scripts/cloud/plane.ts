@@ -10,8 +10,6 @@ import { freePort } from '../free-port.ts';
 import { builtBinary } from './build.ts';
 import { clientKubeconfig, issue, makeClusterPki } from './pki.ts';
 
-export { freePort };
-
 export interface ControlPlaneOptions {
   dir: string;
   log?: (line: string) => void;

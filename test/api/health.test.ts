@@ -11,8 +11,8 @@ import { status } from '#lib/cli/status.ts';
 import type { Pod } from '#lib/kube/types.ts';
 import { RUNTIME_REACHABLE } from '#lib/pods/runtime/reachability.ts';
 import { createStore } from '#lib/store/index.ts';
+import { freePort } from '../../scripts/free-port.ts';
 import { startTestAgent } from '../helpers/agent.ts';
-import { freePort } from '../helpers/outpost-process.ts';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'outpost-health-'));
 const socket = join(dataDir, 'containerd.sock'); // nothing listens here

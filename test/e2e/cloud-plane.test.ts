@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { controlPlaneBuilt } from '../../scripts/cloud/build.ts';
-import { freePort, startControlPlane } from '../../scripts/cloud/plane.ts';
+import { startControlPlane } from '../../scripts/cloud/plane.ts';
+import { freePort } from '../../scripts/free-port.ts';
 import { cloudLabOrSkip } from '../helpers/cloud.ts';
 
 const file = 'test/e2e/cloud-plane.test.ts';

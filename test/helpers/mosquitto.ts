@@ -5,7 +5,7 @@ import { connect as tcpConnect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import mqtt, { type MqttClient } from 'mqtt';
-import { freePort } from './outpost-process.ts';
+import { freePort } from '../../scripts/free-port.ts';
 
 export interface Broker {
   port: number;

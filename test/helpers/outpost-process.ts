@@ -8,8 +8,6 @@ import { ExitCode } from '#lib/supervisor/exit-codes.ts';
 import { freePort } from '../../scripts/free-port.ts';
 import { adminToken, registerAdmin } from './agent.ts';
 
-export { freePort };
-
 const root = join(import.meta.dirname, '../..');
 const bundle = join(root, 'dist/outpost.cjs');
 const esm = join(root, 'dist/outpost.mjs');
